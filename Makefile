@@ -1,0 +1,58 @@
+# dm-fr top-level build.
+#
+#   make              build the kernel module (dm-fr/) and frctl (userspace/frctl/)
+#   make check        every test: host tests, then the VM suite on the real kernel
+#   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
+#   make check-full   check plus the slow suites (long simulator runs, kernel matrix)
+#   make demo         boot a VM and show dm-fr against the bare origin
+#   make bench        the benchmark suite (bench/results/)
+#   make deps         install what the above need (Debian packages, a venv for virtme-ng)
+#
+# KVER selects the kernel to build for and boot: a series ("6.1", the default,
+# or "6.12" from bookworm-backports) or a full version string.
+
+KVER ?= 6.1
+export KVER
+
+.PHONY: all module frctl check check-host check-vm check-full demo bench deps \
+	install clean
+
+all: module frctl
+
+module:
+	$(MAKE) -C dm-fr KVER=$$(tests/kver $(KVER))
+
+frctl:
+	$(MAKE) -C userspace/frctl
+
+check-host:
+	$(MAKE) -C tests/host check
+
+check: deps
+	$(MAKE) all
+	$(MAKE) check-host
+	$(MAKE) check-vm
+
+check-vm:
+	tests/vm/run --kver $(KVER) --suite quick
+
+check-full: deps
+	$(MAKE) all
+	$(MAKE) -C tests/host check-full
+	tests/vm/run --kver $(KVER) --suite full
+
+demo: deps
+	$(MAKE) module
+	tests/vm/demo --kver $(KVER)
+
+bench: deps
+	$(MAKE) module
+	tests/bench/run --kver $(KVER)
+
+deps:
+	tests/install-deps $(KVER)
+
+clean:
+	-$(MAKE) -C dm-fr clean
+	-$(MAKE) -C userspace/frctl clean
+	-$(MAKE) -C tests/host clean
