@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The First Responder chunk-pair protocol at the block layer: pure logic on a
+ * mapped PM image, with no I/O, no allocation and no locking inside.
+ *
+ * Mapping (no index, no allocator): origin chunk c lies in region
+ * r = c / region_chunks at offset o = c % region_chunks, and may only live in
+ * slot (r * stride + o) mod nr_slots, in either of that slot's two chunks.
+ *
+ * Locking contract: the caller serialises every call that touches a slot.
+ * fr_write(), fr_fill(), fr_discard() and fr_lookup() need the locks of every
+ * slot their range maps to, held for the whole call; fr_writeback() takes the
+ * locks itself, one slot at a time, through its ops. fr_recover() and
+ * fr_format() need the cache to themselves.
+ *
+ * Durability contract: when fr_write() returns 0, the data and the tags that
+ * make it visible are durable on PM (every store fenced), so the caller may
+ * acknowledge the write. A multi-chunk write is atomic: after a crash either
+ * all of it is visible or none of it.
+ */
+#ifndef FR_CORE_H
+#define FR_CORE_H
+
+#include "fr-format.h"
+#include "fr-pm.h"
+
+/* Indices that must not be mixed up (sparse checks them as __bitwise). */
+typedef u64 __bitwise fr_ochunk_t;	/* origin chunk number: a tag's key */
+typedef u64 __bitwise fr_slot_t;	/* pair of PM chunks */
+typedef u64 __bitwise fr_pchunk_t;	/* PM chunk index: 2 * slot + 0/1 */
+
+static inline u64 from_ochunk(fr_ochunk_t c) { return (__force u64)c; }
+static inline fr_ochunk_t to_ochunk(u64 v) { return (__force fr_ochunk_t)v; }
+static inline u64 from_slot(fr_slot_t s) { return (__force u64)s; }
+static inline fr_slot_t to_slot(u64 v) { return (__force fr_slot_t)v; }
+static inline u64 from_pchunk(fr_pchunk_t p) { return (__force u64)p; }
+static inline fr_pchunk_t to_pchunk(u64 v) { return (__force fr_pchunk_t)v; }
+
+static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
+{
+	return to_slot(from_pchunk(p) >> 1);
+}
+
+struct fr_cache {
+	struct fr_geometry geo;
+	u8 *pm;				/* mapped PM, pm_bytes long */
+	struct fr_sb_disk *sb;
+	struct fr_tag_disk *tags;
+	u8 *data;
+	/* DRAM state: one bit per PM chunk each, rebuilt by fr_recover(). */
+	unsigned long *valid_bits;
+	unsigned long *dirty_bits;
+	atomic64_t next_seq;
+};
+
+static inline fr_ochunk_t fr_chunk_of_sector(const struct fr_geometry *g,
+					     u64 sector)
+{
+	return to_ochunk(sector >> g->chunk_shift);
+}
+
+static inline u64 fr_first_sector(const struct fr_geometry *g, fr_ochunk_t c)
+{
+	return from_ochunk(c) << g->chunk_shift;
+}
+
+static inline fr_slot_t fr_slot_of(const struct fr_geometry *g, fr_ochunk_t c)
+{
+	u64 region = from_ochunk(c) >> g->region_shift;
+	u64 offset = from_ochunk(c) & (g->region_chunks - 1);
+
+	/* stride < nr_slots <= 2^32, so the product fits in 64 bits. */
+	return to_slot(((region % g->nr_slots) * g->stride_slots + offset) %
+		       g->nr_slots);
+}
+
+/* Sectors of chunk c that exist on the origin (the last may be short). */
+static inline u64 fr_chunk_mask(const struct fr_geometry *g, fr_ochunk_t c)
+{
+	u64 first = fr_first_sector(g, c);
+	u64 n = g->chunk_sectors;
+
+	if (first + n > g->origin_sectors)
+		n = g->origin_sectors - first;
+	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+}
+
+static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return c->data + (from_pchunk(p) << (c->geo.chunk_shift +
+					     FR_SECTOR_SHIFT));
+}
+
+/* Attach to a mapped PM image: decode and check the superblock. */
+int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
+		    unsigned long *valid_bits, unsigned long *dirty_bits,
+		    const char **why);
+
+/*
+ * Write a fresh, empty cache: every tag cleared, then the superblock, whose
+ * magic is stored last. Leaves c attached (bitmaps cleared, caller-sized by
+ * fr_bitmap_longs()).
+ */
+int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
+	      const struct fr_format_params *p, unsigned long *valid_bits,
+	      unsigned long *dirty_bits, const char **why);
+
+static inline u64 fr_bitmap_longs(const struct fr_geometry *g)
+{
+	return (g->nr_chunks + BITS_PER_LONG - 1) / BITS_PER_LONG;
+}
+
+/*
+ * Recovery. One linear scan of the tags (plus one more per pass only when an
+ * interrupted multi-chunk write is found). FR_RECOVER_CHECK changes nothing and
+ * reports what APPLY would do. APPLY resolves every half-done step, rolls
+ * incomplete groups back (or forward once any member was committed) and drops
+ * superseded copies, but refuses PM with corrupt tags (-EUCLEAN) without
+ * changing anything. REPAIR does what APPLY does and also clears corrupt tags.
+ * Idempotent: a crash during recovery is recovered by running it again.
+ */
+enum fr_recover_mode {
+	FR_RECOVER_CHECK,
+	FR_RECOVER_APPLY,
+	FR_RECOVER_REPAIR,
+};
+
+/* Scratch for interrupted groups, sized by the caller (not on the I/O path). */
+struct fr_group_scratch {
+	u64 seq;
+	u32 members;
+	u32 committed;			/* members with INCOMPLETE clear */
+};
+
+struct fr_recovery_report {
+	u64 valid;			/* valid chunks after recovery */
+	u64 dirty;			/* dirty chunks after recovery */
+	u64 groups_rolled_back;
+	u64 groups_rolled_forward;
+	u64 members_rolled_back;
+	u64 superseded_dropped;		/* older copies of a key dropped */
+	u64 corrupt_tags;
+	u64 first_corrupt;		/* PM chunk index, if corrupt_tags */
+	u64 unreadable_tags;		/* machine-check on read */
+	u64 max_seq;
+	u64 stores;			/* PM words written (0 for CHECK) */
+};
+
+int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
+	       struct fr_group_scratch *scratch, u32 scratch_len,
+	       struct fr_recovery_report *rep, const char **why);
+
+/*
+ * Payload source for a write or a fill: called once per chunk the range
+ * touches, in ascending sector order, to place the next nr_sectors of the
+ * payload at pm_dst. It must write PM only through fr_pm_copy() (or an
+ * equivalent that needs only fr_pm_fence() to become durable).
+ */
+typedef void (*fr_payload_fn)(void *arg, void *pm_dst, u32 nr_sectors);
+
+/* fr_write() return value when a dirty chunk must be cleaned first. */
+#define FR_NEED_CLEAN 1
+
+struct fr_write_result {
+	fr_pchunk_t victim;		/* with FR_NEED_CLEAN: clean this one */
+	u32 chunks;			/* chunks written */
+	u32 hits;			/* of which were already cached */
+	u32 evictions;			/* clean chunks displaced */
+};
+
+/*
+ * Write nr_sectors at sector, durably. The range must lie within one region
+ * (so a multi-chunk write maps to distinct slots). Returns 0 when durable;
+ * FR_NEED_CLEAN, having changed nothing, when a slot holds two chunks of
+ * which the one to displace is dirty: the caller cleans res->victim with
+ * fr_clean_locked() (which needs origin I/O) and calls fr_write() again;
+ * -EIO if PM could not be read, -EINVAL for a range outside the cache.
+ */
+int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
+	     fr_payload_fn payload, void *arg, struct fr_write_result *res);
+
+/* A read lookup: where (if anywhere) chunk key is held on PM. */
+struct fr_hit {
+	fr_pchunk_t pchunk;
+	u64 sectors;			/* held sectors of the chunk */
+	const void *data;		/* start of the chunk on PM */
+};
+
+bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit);
+
+/*
+ * Install a clean copy of a whole chunk just read from the origin, if its
+ * slot has room without displacing dirty data. Returns 1 if installed, 0 if
+ * skipped (already cached, or no clean room), -EIO on PM read failure.
+ * The caller must make sure no write to key happened since the origin read.
+ */
+int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
+	    void *arg);
+
+/* Invalidate every chunk wholly inside the range. Returns chunks dropped. */
+u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors);
+
+/*
+ * Writeback. fr_writeback() takes up to max dirty chunks from *cursor on,
+ * stages their data for the origin, has the caller write and FLUSH the
+ * origin, and only then clears their dirty flags (those not rewritten in the
+ * meantime). The ops run in process context and may sleep.
+ */
+struct fr_wb_ops {
+	void (*lock)(void *ctx, fr_slot_t slot);
+	void (*unlock)(void *ctx, fr_slot_t slot);
+	/* Copy nr_sectors from PM for origin sector, to be written by submit. */
+	int (*stage)(void *ctx, u64 sector, const void *pm_src, u32 nr_sectors);
+	/* Write everything staged to the origin and wait for it. */
+	int (*submit)(void *ctx);
+	/* Flush the origin's volatile cache (REQ_PREFLUSH) and wait. */
+	int (*flush)(void *ctx);
+};
+
+struct fr_wb_snap {
+	fr_pchunk_t pchunk;
+	u64 commit;
+	u64 seq;
+};
+
+/* Returns chunks cleaned (>= 0) or the first error of stage/submit/flush. */
+int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
+		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		 void *ctx);
+
+/* Clean one chunk whose slot lock the caller already holds. */
+int fr_clean_locked(struct fr_cache *c, fr_pchunk_t victim,
+		    const struct fr_wb_ops *ops, void *ctx);
+
+/* Counters derived from the DRAM bitmaps. */
+u64 fr_count_valid(const struct fr_cache *c);
+u64 fr_count_dirty(const struct fr_cache *c);
+
+/*
+ * Deliberately broken variants, compiled in only for the crash simulator
+ * (FR_MUTATION defined), so that its tests can show each one is caught.
+ */
+enum fr_mutation {
+	FR_MUT_NONE,
+	FR_MUT_NO_DATA_FENCE,		/* commit not ordered after the data */
+	FR_MUT_COMMIT_BEFORE_DATA,	/* commit word stored before the data */
+	FR_MUT_INVALIDATE_OLD_FIRST,	/* old copy dropped before new commit */
+	FR_MUT_KEEP_NEW_FLAG,		/* old copy keeps N on overwrite */
+	FR_MUT_IN_PLACE,		/* overwrite the only valid copy */
+	FR_MUT_CLEAN_BEFORE_FLUSH,	/* dirty cleared before origin flush */
+	FR_MUT_NO_GROUP_FLAG,		/* multi-chunk members not INCOMPLETE */
+	FR_MUT_EVICT_NO_FENCE,		/* victim reused before its drop is durable */
+	FR_MUT_RECOVER_FORWARD,		/* recovery completes unfinished groups */
+	FR_MUT_COUNT
+};
+
+#ifdef FR_MUTATION
+extern enum fr_mutation fr_mutation;
+#define FR_MUTANT(m) (fr_mutation == (m))
+#else
+#define FR_MUTANT(m) 0
+#endif
+
+#endif /* FR_CORE_H */

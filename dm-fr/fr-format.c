@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Superblock encoding and validation, and the layout arithmetic that turns a
+ * PM size and the user's choices into a geometry. Shared by the kernel module
+ * and userspace; see fr-format.h for the layout itself.
+ */
+#include "fr-format.h"
+
+/* CRC-32C (Castagnoli), bitwise: only the superblock is checksummed. */
+u32 fr_crc32c(u32 crc, const void *buf, size_t len)
+{
+	const u8 *p = buf;
+	int k;
+
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82f63b78 & (0U - (crc & 1)));
+	}
+	return ~crc;
+}
+
+static bool is_power_of_two_u64(u64 v)
+{
+	return v && !(v & (v - 1));
+}
+
+static u32 log2_u64(u64 v)
+{
+	u32 s = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		s++;
+	}
+	return s;
+}
+
+static u64 align_up(u64 v, u64 a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+u64 fr_layout_bytes(u32 chunk_sectors, u64 nr_chunks)
+{
+	u64 tags_end = FR_SB_RESERVED + nr_chunks * sizeof(struct fr_tag_disk);
+
+	return align_up(tags_end, 4096) +
+	       nr_chunks * ((u64)chunk_sectors << FR_SECTOR_SHIFT);
+}
+
+/*
+ * Check a geometry whose chunk_sectors, region_chunks, stride_slots,
+ * nr_chunks and origin_sectors are set, and fill in the derived fields.
+ */
+static int geometry_derive(struct fr_geometry *g, const char **why)
+{
+	if (!is_power_of_two_u64(g->chunk_sectors) ||
+	    g->chunk_sectors < FR_MIN_CHUNK_SECTORS ||
+	    g->chunk_sectors > FR_MAX_CHUNK_SECTORS) {
+		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
+		return -EINVAL;
+	}
+	if (g->nr_chunks < 2 || (g->nr_chunks & 1)) {
+		*why = "PM too small: fewer than two chunks fit";
+		return -EINVAL;
+	}
+	g->nr_slots = g->nr_chunks / 2;
+	if (g->nr_slots > FR_MAX_SLOTS) {
+		*why = "PM too large for this format (more than 2^32 slots)";
+		return -EINVAL;
+	}
+	if (!is_power_of_two_u64(g->region_chunks) ||
+	    g->region_chunks > FR_MAX_REGION_CHUNKS) {
+		*why = "region size must be a power-of-two number of chunks, at most 1024";
+		return -EINVAL;
+	}
+	if (g->region_chunks > g->nr_slots) {
+		*why = "region larger than the PM's slot count";
+		return -EINVAL;
+	}
+	if (!g->stride_slots || g->stride_slots >= g->nr_slots) {
+		*why = "stride must be between 1 and the slot count - 1";
+		return -EINVAL;
+	}
+	if (!g->origin_sectors) {
+		*why = "origin length is zero";
+		return -EINVAL;
+	}
+	g->chunk_shift = log2_u64(g->chunk_sectors);
+	g->region_shift = log2_u64(g->region_chunks);
+	g->origin_chunks = (g->origin_sectors + g->chunk_sectors - 1) >>
+			   g->chunk_shift;
+	if (g->origin_chunks - 1 > FR_MAX_KEY) {
+		*why = "origin too large for 56-bit chunk keys";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
+		       const struct fr_format_params *p, const char **why)
+{
+	u64 chunk_bytes, nr;
+
+	memset(g, 0, sizeof(*g));
+	g->chunk_sectors = p->chunk_sectors ? p->chunk_sectors :
+			   FR_DEFAULT_CHUNK_SECTORS;
+	if (!is_power_of_two_u64(g->chunk_sectors) ||
+	    g->chunk_sectors < FR_MIN_CHUNK_SECTORS ||
+	    g->chunk_sectors > FR_MAX_CHUNK_SECTORS) {
+		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
+		return -EINVAL;
+	}
+	chunk_bytes = (u64)g->chunk_sectors << FR_SECTOR_SHIFT;
+	if (pm_bytes < FR_SB_RESERVED + 4096 + 2 * chunk_bytes) {
+		*why = "PM too small for the superblock and one slot";
+		return -EINVAL;
+	}
+	/* Largest even count whose tags and chunks fit. */
+	nr = (pm_bytes - FR_SB_RESERVED - 4096) /
+	     (chunk_bytes + sizeof(struct fr_tag_disk));
+	nr &= ~1ULL;
+	while (nr >= 2 && fr_layout_bytes(g->chunk_sectors, nr) > pm_bytes)
+		nr -= 2;
+	g->nr_chunks = nr;
+	g->region_chunks = p->region_chunks ? p->region_chunks :
+			   (u32)(FR_DEFAULT_REGION_BYTES / chunk_bytes);
+	/*
+	 * The default stride is one slot more than a region: consecutive
+	 * regions tile the slots with a one-slot gap, so power-of-two spaced
+	 * structures (ext4 block groups, XFS allocation groups, Btrfs chunks)
+	 * do not all land on the same slot when the PM size is a power of two.
+	 */
+	g->stride_slots = p->stride_slots ? p->stride_slots :
+			  g->region_chunks + 1;
+	if (!p->stride_slots && nr >= 2 && g->stride_slots >= nr / 2)
+		g->stride_slots = 1;
+	g->origin_sectors = p->origin_sectors;
+	g->tags_offset = FR_SB_RESERVED;
+	g->data_offset = align_up(FR_SB_RESERVED +
+				  nr * sizeof(struct fr_tag_disk), 4096);
+	g->pm_bytes = pm_bytes;
+	return geometry_derive(g, why);
+}
+
+void fr_sb_encode(struct fr_sb_disk *sb, const struct fr_geometry *g,
+		  const struct fr_format_params *p)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->magic = cpu_to_le64(FR_SB_MAGIC);
+	sb->version = cpu_to_le32(FR_FORMAT_VERSION);
+	sb->incompat_features = cpu_to_le64(0);
+	sb->compat_features = cpu_to_le64(0);
+	sb->chunk_sectors = cpu_to_le32(g->chunk_sectors);
+	sb->region_chunks = cpu_to_le32(g->region_chunks);
+	sb->stride_slots = cpu_to_le64(g->stride_slots);
+	sb->nr_chunks = cpu_to_le64(g->nr_chunks);
+	sb->tags_offset = cpu_to_le64(g->tags_offset);
+	sb->data_offset = cpu_to_le64(g->data_offset);
+	sb->pm_bytes = cpu_to_le64(g->pm_bytes);
+	sb->origin_sectors = cpu_to_le64(g->origin_sectors);
+	sb->format_time = cpu_to_le64(p->format_time);
+	memcpy(sb->uuid, p->uuid, sizeof(sb->uuid));
+	memcpy(sb->origin_id, p->origin_id, sizeof(sb->origin_id));
+	sb->origin_id[FR_ORIGIN_ID_LEN - 1] = 0;
+	sb->csum = cpu_to_le32(0);
+	sb->csum = cpu_to_le32(fr_crc32c(0, sb, sizeof(*sb)));
+}
+
+int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
+		 struct fr_geometry *g, const char **why)
+{
+	struct fr_sb_disk copy;
+	u32 csum;
+	int r;
+
+	if (le64_to_cpu(sb->magic) != FR_SB_MAGIC) {
+		*why = "no dm-fr superblock (bad magic)";
+		return -EINVAL;
+	}
+	memcpy(&copy, sb, sizeof(copy));
+	copy.csum = cpu_to_le32(0);
+	csum = fr_crc32c(0, &copy, sizeof(copy));
+	if (csum != le32_to_cpu(sb->csum)) {
+		*why = "superblock checksum mismatch";
+		return -EUCLEAN;
+	}
+	if (le32_to_cpu(sb->version) != FR_FORMAT_VERSION) {
+		*why = "unsupported superblock format version";
+		return -EINVAL;
+	}
+	if (le64_to_cpu(sb->incompat_features) & ~FR_INCOMPAT_SUPPORTED) {
+		*why = "superblock has unsupported incompatible features";
+		return -EINVAL;
+	}
+
+	memset(g, 0, sizeof(*g));
+	g->chunk_sectors = le32_to_cpu(sb->chunk_sectors);
+	g->region_chunks = le32_to_cpu(sb->region_chunks);
+	g->stride_slots = le64_to_cpu(sb->stride_slots);
+	g->nr_chunks = le64_to_cpu(sb->nr_chunks);
+	g->tags_offset = le64_to_cpu(sb->tags_offset);
+	g->data_offset = le64_to_cpu(sb->data_offset);
+	g->pm_bytes = le64_to_cpu(sb->pm_bytes);
+	g->origin_sectors = le64_to_cpu(sb->origin_sectors);
+	if (g->pm_bytes < FR_SB_RESERVED) {
+		*why = "superblock layout does not fit its PM size";
+		return -EUCLEAN;
+	}
+	r = geometry_derive(g, why);
+	if (r)
+		return r;
+	if (g->pm_bytes > pm_bytes) {
+		*why = "PM device is smaller than the formatted cache";
+		return -EINVAL;
+	}
+	if (g->nr_chunks > (g->pm_bytes - FR_SB_RESERVED) /
+			   sizeof(struct fr_tag_disk) ||
+	    g->tags_offset != FR_SB_RESERVED ||
+	    g->data_offset != align_up(FR_SB_RESERVED + g->nr_chunks *
+				       sizeof(struct fr_tag_disk), 4096) ||
+	    fr_layout_bytes(g->chunk_sectors, g->nr_chunks) > g->pm_bytes) {
+		*why = "superblock layout does not fit its PM size";
+		return -EUCLEAN;
+	}
+	return 0;
+}
