@@ -14,7 +14,7 @@
 #include <linux/errno.h>
 #include <linux/string.h>
 #include <linux/bitops.h>
-#include <linux/find.h>
+#include <linux/bitmap.h>
 #include <linux/atomic.h>
 #include <linux/build_bug.h>
 #include <asm/byteorder.h>
