@@ -26,10 +26,6 @@ typedef int64_t s64;
 
 #define __bitwise
 #define __force
-#define __packed __attribute__((packed))
-#ifndef __always_inline
-#define __always_inline inline __attribute__((always_inline))
-#endif
 
 typedef u16 __le16;
 typedef u32 __le32;

@@ -371,6 +371,58 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	return 1;
 }
 
+bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
+{
+	struct fr_hit hit;
+	fr_pchunk_t victim;
+
+	return from_ochunk(key) < c->geo.origin_chunks &&
+	       !fr_lookup(c, key, &hit) &&
+	       plan_slot(c, key, &victim) != PLAN_NEED_CLEAN;
+}
+
+/* Whether chunk key lies wholly inside [sector, end). */
+static bool chunk_inside(const struct fr_geometry *g, fr_ochunk_t key,
+			 u64 sector, u64 end)
+{
+	u64 first = fr_first_sector(g, key);
+	u64 chunk_end = first + g->chunk_sectors;
+
+	if (chunk_end > g->origin_sectors)
+		chunk_end = g->origin_sectors;
+	return first >= sector && chunk_end <= end;
+}
+
+u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
+		     u64 sector, u64 nr_sectors)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 end, s, dropped = 0;
+	unsigned int i;
+
+	if (sector >= g->origin_sectors)
+		return 0;
+	end = nr_sectors > g->origin_sectors - sector ? g->origin_sectors :
+	      sector + nr_sectors;
+	for (s = from_slot(first); s < from_slot(first) + nr &&
+	     s < g->nr_slots; s++) {
+		for (i = 0; i < 2; i++) {
+			fr_pchunk_t p = slot_chunk(to_slot(s), i);
+			u64 commit = tag_commit(c, p);
+
+			if ((commit & FR_TAG_VALID) &&
+			    chunk_inside(g, to_ochunk(fr_commit_key(commit)),
+					 sector, end)) {
+				set_commit(c, p, 0);
+				dropped++;
+			}
+		}
+	}
+	if (dropped)
+		fr_pm_fence();
+	return dropped;
+}
+
 u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 {
 	const struct fr_geometry *g = &c->geo;

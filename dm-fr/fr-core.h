@@ -197,8 +197,18 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit);
 int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	    void *arg);
 
-/* Invalidate every chunk wholly inside the range. Returns chunks dropped. */
+/* Whether fr_fill() of key would install it now (same locks as fr_fill). */
+bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key);
+
+/*
+ * Invalidate every chunk wholly inside the range. Returns chunks dropped.
+ * fr_discard() walks the range's chunks (locks: every slot they map to);
+ * fr_discard_slots() walks nr slots from first (locks: those slots), which
+ * is cheaper when the range is larger than the cache.
+ */
 u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors);
+u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
+		     u64 sector, u64 nr_sectors);
 
 /*
  * Writeback. fr_writeback() takes up to max dirty chunks from *cursor on,

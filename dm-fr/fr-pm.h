@@ -39,6 +39,7 @@ static inline void fr_pm_copy(void *dst, const void *src, size_t len)
 
 static inline void fr_pm_fence(void)
 {
+	/* sfence: drains the non-temporal stores above to the media. */
 	wmb();
 }
 

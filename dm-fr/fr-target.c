@@ -2,123 +2,992 @@
 /*
  * dm-fr: persistent memory as a first responder for a block device.
  *
- * Bootstrap stage: the table line is parsed in full and the PM device must be
- * DAX-capable, but I/O passes straight through to the origin.
- *
  * Table line: <origin dev> <pm dev> [<#opt args> <opt args>...]
+ * (docs/admin-guide.md and docs/target-interface.md describe every argument,
+ * status field and message).
+ *
+ * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
+ * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
+ * cost nothing. Reads are served from PM, or remapped to the origin. Only
+ * bios that must wait for origin I/O (a write whose slot holds dirty data to
+ * displace, a read that mixes PM and origin data or fills PM) go to a worker.
  */
 #include <linux/module.h>
-#include <linux/device-mapper.h>
 #include <linux/dax.h>
+#include <linux/blkdev.h>
+#include <linux/uuid.h>
+#include <linux/vmalloc.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/delay.h>
 
-#define DM_MSG_PREFIX "fr"
+#include "dm-fr.h"
 
-struct fr_c {
-	struct dm_dev *origin;
-	struct dm_dev *pm;
+#define FR_DEFAULT_PERIOD_MS	10
+#define FR_DEFAULT_HIGH_WM	50
+#define FR_DEFAULT_LOW_WM	25
+#define FR_DEFAULT_JOBS		64
+#define FR_MAX_JOBS		1024
+#define FR_MAX_PERIOD_MS	3600000
+#define FR_RECOVERY_GROUPS	16384
+#define FR_CLEAN_RETRIES	5
+
+enum fr_io_kind {
+	FR_IO_NONE,
+	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
+	FR_IO_READ_FILL,	/* read from the origin, then install on PM */
+	FR_IO_READ_MIXED,	/* part PM, part origin */
+	FR_IO_WRITETHROUGH,	/* cleaner mode: remapped to the origin */
 };
+
+/* Per-bio data. */
+struct fr_io {
+	struct work_struct work;
+	struct dm_fr *fr;
+	u64 epoch_sum;
+	s64 writethrough_gen;
+	enum fr_io_kind kind;
+};
+
+/* The stripes a bio's chunks map to. */
+struct fr_lockset {
+	DECLARE_BITMAP(map, FR_NR_STRIPES);
+};
+
+/* A position in a bio's data, for the core's payload callback. */
+struct fr_bio_cursor {
+	struct bio *bio;
+	struct bvec_iter iter;
+};
+
+static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
+			  struct fr_lockset *ls)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	unsigned int i;
+	u64 k;
+
+	bitmap_zero(ls->map, FR_NR_STRIPES);
+	for (k = first; k <= last; k++) {
+		struct fr_stripe *st = fr_stripe_of(fr,
+						    fr_slot_of(g, to_ochunk(k)));
+
+		__set_bit(st - fr->stripes, ls->map);
+	}
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+		mutex_lock(&fr->stripes[i].lock);
+}
+
+static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
+			    bool changed)
+{
+	unsigned int i;
+
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
+		if (changed)
+			fr->stripes[i].epoch++;
+		mutex_unlock(&fr->stripes[i].lock);
+	}
+}
+
+static u64 fr_epoch_sum(struct dm_fr *fr, struct fr_lockset *ls)
+{
+	unsigned int i;
+	u64 sum = 0;
+
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+		sum += fr->stripes[i].epoch;
+	return sum;
+}
+
+static void bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
+		       u64 *last)
+{
+	u32 shift = fr->cache.geo.chunk_shift;
+
+	*first = bio->bi_iter.bi_sector >> shift;
+	*last = (bio_end_sector(bio) - 1) >> shift;
+}
+
+static void fr_bio_payload(void *arg, void *pm_dst, u32 nr_sectors)
+{
+	struct fr_bio_cursor *cur = arg;
+	size_t left = (size_t)nr_sectors << SECTOR_SHIFT;
+	u8 *dst = pm_dst;
+
+	while (left) {
+		struct bio_vec bv = bio_iter_iovec(cur->bio, cur->iter);
+		size_t n = min_t(size_t, bv.bv_len, left);
+		void *src = bvec_kmap_local(&bv);
+
+		memcpy_flushcache(dst, src, n);
+		kunmap_local(src);
+		dst += n;
+		left -= n;
+		bio_advance_iter_single(cur->bio, &cur->iter, n);
+	}
+}
+
+/* Copy bytes from PM into the bio at its current position. */
+static int fr_copy_to_bio(struct bio *bio, struct bvec_iter *iter,
+			  const u8 *src, size_t bytes)
+{
+	while (bytes) {
+		struct bio_vec bv = bio_iter_iovec(bio, *iter);
+		size_t n = min_t(size_t, bv.bv_len, bytes);
+		void *dst = bvec_kmap_local(&bv);
+		unsigned long left = copy_mc_to_kernel(dst, src, n);
+
+		kunmap_local(dst);
+		if (left)
+			return -EIO;
+		src += n;
+		bytes -= n;
+		bio_advance_iter_single(bio, iter, n);
+	}
+	return 0;
+}
+
+/*
+ * Overlay every sector of the bio that PM holds (all of them for a hit).
+ * Returns -EIO on a PM machine check. Caller holds the range locks.
+ */
+static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct bvec_iter iter = bio->bi_iter;
+	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+
+	while (sector < end) {
+		fr_ochunk_t key = fr_chunk_of_sector(g, sector);
+		u32 off = sector - fr_first_sector(g, key);
+		u32 stop = off + min_t(u64, g->chunk_sectors - off, end - sector);
+		struct fr_hit hit;
+		u64 held = fr_lookup(&fr->cache, key, &hit) ? hit.sectors : 0;
+		u32 i = off, j;
+
+		while (i < stop) {
+			bool in_pm = held >> i & 1;
+
+			for (j = i + 1; j < stop && (held >> j & 1) == in_pm; j++)
+				;
+			if (!in_pm)
+				bio_advance_iter(bio, &iter,
+						 (j - i) << SECTOR_SHIFT);
+			else if (fr_copy_to_bio(bio, &iter, (const u8 *)hit.data +
+						((size_t)i << SECTOR_SHIFT),
+						(size_t)(j - i) << SECTOR_SHIFT))
+				return -EIO;
+			i = j;
+		}
+		sector += stop - off;
+	}
+	return 0;
+}
+
+static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
+			enum fr_io_kind kind)
+{
+	io->kind = kind;
+	queue_work(fr->io_wq, &io->work);
+}
+
+static void fr_fail_pm(struct dm_fr *fr, struct bio *bio)
+{
+	fr_stat_add(fr, pm_errors, 1);
+	bio->bi_status = BLK_STS_IOERR;
+}
+
+static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
+	struct fr_write_result res;
+	struct fr_lockset ls;
+	u64 first, last, k;
+	struct fr_hit hit;
+	int r;
+
+	bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+
+	if (unlikely(READ_ONCE(fr->cleaner))) {
+		/* Write through what PM does not hold, so dirty data drains. */
+		for (k = first; k <= last; k++)
+			if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
+				break;
+		if (k > last) {
+			atomic_inc(&fr->writethrough_inflight);
+			atomic64_inc(&fr->writethrough_issued);
+			fr_unlock_range(fr, &ls, true);
+			fr_stat_add(fr, write_misses, last - first + 1);
+			io->kind = FR_IO_WRITETHROUGH;
+			bio->bi_opf |= REQ_FUA;
+			bio_set_dev(bio, fr->origin->bdev);
+			return DM_MAPIO_REMAPPED;
+		}
+	}
+
+	r = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
+		     fr_bio_payload, &cur, &res);
+	fr_unlock_range(fr, &ls, r == 0);
+	if (r == FR_NEED_CLEAN) {
+		fr_queue_io(fr, io, FR_IO_WRITE);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (r) {
+		fr_fail_pm(fr, bio);
+	} else {
+		fr_stat_add(fr, write_hits, res.hits);
+		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+	}
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
+{
+	struct fr_write_result res;
+	struct fr_lockset ls;
+	unsigned int tries = 0;
+	u64 first, last;
+	int r;
+
+	bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	for (;;) {
+		struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
+
+		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
+			     bio_sectors(bio), fr_bio_payload, &cur, &res);
+		if (r != FR_NEED_CLEAN)
+			break;
+		r = fr_clean_chunk(fr, res.victim);
+		if (r) {
+			/* The origin refuses: keep the data, retry a little. */
+			if (++tries > FR_CLEAN_RETRIES)
+				break;
+			msleep(100 << tries);
+		}
+	}
+	fr_unlock_range(fr, &ls, r == 0);
+	fr_writeback_kick(fr);
+	if (r) {
+		bio->bi_status = BLK_STS_IOERR;
+	} else {
+		fr_stat_add(fr, write_hits, res.hits);
+		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+	}
+	bio_endio(bio);
+}
+
+/* Read the bio's range from the origin into its own pages; wait. */
+static blk_status_t fr_read_origin(struct dm_fr *fr, struct bio *bio)
+{
+	struct bio *clone;
+	blk_status_t status;
+
+	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
+	clone->bi_opf = REQ_OP_READ | (bio->bi_opf & REQ_SYNC);
+	submit_bio_wait(clone);
+	status = clone->bi_status;
+	bio_put(clone);
+	return status;
+}
+
+static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
+{
+	struct fr_lockset ls;
+	u64 first, last;
+
+	bio_chunks(fr, bio, &first, &last);
+	/* Hold the range so writeback cannot move data between the two. */
+	fr_lock_range(fr, first, last, &ls);
+	bio->bi_status = fr_read_origin(fr, bio);
+	if (!bio->bi_status && fr_read_from_pm(fr, bio))
+		fr_fail_pm(fr, bio);
+	fr_unlock_range(fr, &ls, false);
+	bio_endio(bio);
+}
+
+static void fr_deferred_read_fill(struct dm_fr *fr, struct bio *bio,
+				  struct fr_io *io)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_lockset ls;
+	u64 first, last, k, filled = 0;
+
+	bio->bi_status = fr_read_origin(fr, bio);
+	if (bio->bi_status)
+		goto out;
+	bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	/* Install only what nobody wrote since the miss was seen. */
+	if (fr_epoch_sum(fr, &ls) == io->epoch_sum &&
+	    !atomic_read(&fr->writethrough_inflight) &&
+	    atomic64_read(&fr->writethrough_issued) == io->writethrough_gen &&
+	    !READ_ONCE(fr->cleaner)) {
+		for (k = first; k <= last; k++) {
+			u64 start = fr_first_sector(g, to_ochunk(k));
+			struct fr_bio_cursor cur = { .bio = bio,
+						     .iter = bio->bi_iter };
+			int r;
+
+			if (start < bio->bi_iter.bi_sector ||
+			    start + hweight64(fr_chunk_mask(g, to_ochunk(k))) >
+			    bio_end_sector(bio))
+				continue;
+			bio_advance_iter(bio, &cur.iter,
+					 (start - bio->bi_iter.bi_sector) <<
+					 SECTOR_SHIFT);
+			r = fr_fill(&fr->cache, to_ochunk(k), fr_bio_payload,
+				    &cur);
+			if (r < 0) {
+				fr_stat_add(fr, pm_errors, 1);
+				break;
+			}
+			filled += r;
+		}
+	}
+	fr_unlock_range(fr, &ls, filled > 0);
+	fr_stat_add(fr, read_fills, filled);
+out:
+	bio_endio(bio);
+}
+
+static void fr_io_work(struct work_struct *work)
+{
+	struct fr_io *io = container_of(work, struct fr_io, work);
+	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
+
+	switch (io->kind) {
+	case FR_IO_WRITE:
+		fr_deferred_write(io->fr, bio);
+		break;
+	case FR_IO_READ_MIXED:
+		fr_deferred_read_mixed(io->fr, bio);
+		break;
+	case FR_IO_READ_FILL:
+		fr_deferred_read_fill(io->fr, bio, io);
+		break;
+	default:
+		bio_io_error(bio);
+		break;
+	}
+}
+
+static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 first, last, hits = 0, misses = 0;
+	bool any_held = false, all_held = true, fill = false;
+	struct fr_lockset ls;
+
+	bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	while (sector < end) {
+		fr_ochunk_t key = fr_chunk_of_sector(g, sector);
+		u64 start = fr_first_sector(g, key);
+		u32 off = sector - start;
+		u32 cnt = min_t(u64, g->chunk_sectors - off, end - sector);
+		u64 want = (cnt >= 64 ? ~0ULL : (1ULL << cnt) - 1) << off;
+		struct fr_hit hit;
+
+		if (fr_lookup(&fr->cache, key, &hit) && (hit.sectors & want)) {
+			any_held = true;
+			if ((hit.sectors & want) != want)
+				all_held = false;
+			hits++;
+		} else {
+			all_held = false;
+			misses++;
+			if (!off && cnt >= hweight64(fr_chunk_mask(g, key)) &&
+			    fr_can_fill(&fr->cache, key))
+				fill = true;
+		}
+		sector += cnt;
+	}
+	fr_stat_add(fr, read_hits, hits);
+	fr_stat_add(fr, read_misses, misses);
+
+	if (all_held) {
+		if (fr_read_from_pm(fr, bio))
+			fr_fail_pm(fr, bio);
+		fr_unlock_range(fr, &ls, false);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (any_held) {
+		fr_unlock_range(fr, &ls, false);
+		fr_queue_io(fr, io, FR_IO_READ_MIXED);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (fill && fr->read_fill && !READ_ONCE(fr->cleaner)) {
+		io->epoch_sum = fr_epoch_sum(fr, &ls);
+		io->writethrough_gen = atomic64_read(&fr->writethrough_issued);
+		fr_unlock_range(fr, &ls, false);
+		fr_queue_io(fr, io, FR_IO_READ_FILL);
+		return DM_MAPIO_SUBMITTED;
+	}
+	fr_unlock_range(fr, &ls, false);
+	bio_set_dev(bio, fr->origin->bdev);
+	return DM_MAPIO_REMAPPED;
+}
+
+/* Drop what the discard covers from PM, region by region, then pass it on. */
+static int fr_map_discard(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
+	u64 region_sectors = (u64)g->region_chunks << g->chunk_shift;
+	struct fr_lockset ls;
+	u64 pos, end = sector + nr;
+
+	if ((nr >> g->chunk_shift) > g->nr_slots) {
+		/* Larger than the cache: walk the slots instead. */
+		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
+			struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));
+
+			mutex_lock(&st->lock);
+			fr_discard_slots(&fr->cache, to_slot(pos),
+					 1 << FR_STRIPE_SHIFT, sector, nr);
+			st->epoch++;
+			mutex_unlock(&st->lock);
+			cond_resched();
+		}
+	} else {
+		for (pos = sector; pos < end;) {
+			u64 next = min(end, (pos | (region_sectors - 1)) + 1);
+
+			fr_lock_range(fr, pos >> g->chunk_shift,
+				      (next - 1) >> g->chunk_shift, &ls);
+			fr_discard(&fr->cache, pos, next - pos);
+			fr_unlock_range(fr, &ls, true);
+			pos = next;
+			cond_resched();
+		}
+	}
+	if (!bdev_max_discard_sectors(fr->origin->bdev)) {
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	bio_set_dev(bio, fr->origin->bdev);
+	return DM_MAPIO_REMAPPED;
+}
+
+static int fr_map(struct dm_target *ti, struct bio *bio)
+{
+	struct dm_fr *fr = ti->private;
+	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
+
+	io->kind = FR_IO_NONE;
+	io->fr = fr;
+	INIT_WORK(&io->work, fr_io_work);
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+
+	/* Every acknowledged write is already durable: flushes are free. */
+	if (bio->bi_opf & REQ_PREFLUSH) {
+		if (!bio_sectors(bio)) {
+			bio_endio(bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+	}
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return fr_map_read(fr, bio, io);
+	case REQ_OP_WRITE:
+		return fr_map_write(fr, bio, io);
+	case REQ_OP_DISCARD:
+		return fr_map_discard(fr, bio);
+	default:
+		return DM_MAPIO_KILL;
+	}
+}
+
+static int fr_end_io(struct dm_target *ti, struct bio *bio,
+		     blk_status_t *error)
+{
+	struct dm_fr *fr = ti->private;
+	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
+
+	if (io->kind == FR_IO_WRITETHROUGH)
+		atomic_dec(&fr->writethrough_inflight);
+	return DM_ENDIO_DONE;
+}
+
+/* Table arguments. */
+
+static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
+{
+	u32 v;
+
+	if (kstrtou32(s, 10, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
+			  char **error)
+{
+	static const struct dm_arg _args[] = {
+		{0, 20, "Invalid number of optional arguments"},
+	};
+	unsigned int argc;
+	u32 v;
+	int r;
+
+	if (!as->argc)
+		return 0;
+	r = dm_read_arg_group(_args, as, &argc, error);
+	if (r)
+		return r;
+	while (argc) {
+		const char *name = dm_shift_arg(as);
+		const char *val;
+
+		argc--;
+		if (!strcasecmp(name, "fresh")) {
+			fr->fresh = true;
+			continue;
+		}
+		if (!strcasecmp(name, "cleaner")) {
+			fr->cleaner = true;
+			continue;
+		}
+		if (!strcasecmp(name, "no_read_fill")) {
+			fr->read_fill = false;
+			continue;
+		}
+		if (!argc) {
+			*error = "Optional argument is missing its value";
+			return -EINVAL;
+		}
+		val = dm_shift_arg(as);
+		argc--;
+		if (!strcasecmp(name, "chunk_size")) {
+			if (parse_u32(val, FR_MIN_CHUNK_SECTORS << SECTOR_SHIFT,
+				      FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT, &v) ||
+			    !is_power_of_2(v)) {
+				*error = "Invalid chunk_size (power of two, 4096..32768)";
+				return -EINVAL;
+			}
+			fr->arg_chunk_size = v;
+		} else if (!strcasecmp(name, "region_size")) {
+			if (parse_u32(val, 4096, 1U << 30, &v) ||
+			    !is_power_of_2(v)) {
+				*error = "Invalid region_size (power of two bytes)";
+				return -EINVAL;
+			}
+			fr->arg_region_size = v;
+		} else if (!strcasecmp(name, "stride")) {
+			if (kstrtou64(val, 10, &fr->arg_stride) ||
+			    !fr->arg_stride) {
+				*error = "Invalid stride (slots, > 0)";
+				return -EINVAL;
+			}
+		} else if (!strcasecmp(name, "writeback_period")) {
+			if (parse_u32(val, 0, FR_MAX_PERIOD_MS, &v)) {
+				*error = "Invalid writeback_period (ms, 0..3600000)";
+				return -EINVAL;
+			}
+			fr->writeback_period_ms = v;
+		} else if (!strcasecmp(name, "high_watermark")) {
+			if (parse_u32(val, 0, 100, &v)) {
+				*error = "Invalid high_watermark (0..100)";
+				return -EINVAL;
+			}
+			fr->high_watermark = v;
+		} else if (!strcasecmp(name, "low_watermark")) {
+			if (parse_u32(val, 0, 100, &v)) {
+				*error = "Invalid low_watermark (0..100)";
+				return -EINVAL;
+			}
+			fr->low_watermark = v;
+		} else if (!strcasecmp(name, "writeback_jobs")) {
+			if (parse_u32(val, 1, FR_MAX_JOBS, &v)) {
+				*error = "Invalid writeback_jobs (1..1024)";
+				return -EINVAL;
+			}
+			fr->writeback_jobs = v;
+		} else {
+			*error = "Unrecognised optional argument";
+			return -EINVAL;
+		}
+	}
+	if (fr->low_watermark > fr->high_watermark) {
+		*error = "low_watermark is above high_watermark";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Map the whole PM device with DAX; it must be one contiguous range. */
+static int fr_map_pm(struct dm_fr *fr, char **error)
+{
+	struct block_device *bdev = fr->pm_dev->bdev;
+	sector_t start = get_start_sect(bdev);
+	long nr_pages, mapped;
+	pfn_t pfn;
+	int id;
+
+	if (!fr->pm_dev->dax_dev) {
+		*error = "PM device does not support DAX";
+		return -EOPNOTSUPP;
+	}
+	if (start & (PAGE_SECTORS - 1)) {
+		*error = "PM partition is not page aligned";
+		return -EINVAL;
+	}
+	fr->pm_bytes = (u64)bdev_nr_sectors(bdev) << SECTOR_SHIFT;
+	nr_pages = fr->pm_bytes >> PAGE_SHIFT;
+	if (!nr_pages) {
+		*error = "PM device is too small";
+		return -EINVAL;
+	}
+	fr->pm_bytes = (u64)nr_pages << PAGE_SHIFT;
+	id = dax_read_lock();
+	mapped = dax_direct_access(fr->pm_dev->dax_dev, start >> PAGE_SECTORS_SHIFT,
+				   nr_pages, DAX_ACCESS, &fr->pm_addr, &pfn);
+	dax_read_unlock(id);
+	if (mapped < 0) {
+		*error = "Cannot map the PM device with DAX";
+		return mapped;
+	}
+	if (mapped < nr_pages) {
+		*error = "PM device is not contiguously mappable";
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+static int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g)
+{
+	u64 longs = fr_bitmap_longs(g);
+
+	fr->valid_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	fr->dirty_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	return fr->valid_bits && fr->dirty_bits ? 0 : -ENOMEM;
+}
+
+static int fr_format_pm(struct dm_fr *fr, char **error)
+{
+	struct dm_target *ti = fr->ti;
+	struct fr_format_params p = { 0 };
+	struct fr_geometry g;
+	const char *why = NULL;
+	int r;
+
+	p.chunk_sectors = fr->arg_chunk_size >> SECTOR_SHIFT;
+	if (fr->arg_region_size) {
+		u32 chunk = fr->arg_chunk_size ? fr->arg_chunk_size :
+			    FR_DEFAULT_CHUNK_SECTORS << SECTOR_SHIFT;
+
+		if (fr->arg_region_size < chunk) {
+			*error = "region_size is smaller than chunk_size";
+			return -EINVAL;
+		}
+		p.region_chunks = fr->arg_region_size / chunk;
+	}
+	p.stride_slots = fr->arg_stride;
+	p.origin_sectors = ti->len;
+	p.format_time = ktime_get_real_seconds();
+	generate_random_uuid(p.uuid);
+	snprintf(p.origin_id, sizeof(p.origin_id), "dev:%s", fr->origin->name);
+
+	r = fr_geometry_layout(&g, fr->pm_bytes, &p, &why);
+	if (!r)
+		r = fr_alloc_bitmaps(fr, &g);
+	if (!r)
+		r = fr_format(&fr->cache, fr->pm_addr, fr->pm_bytes, &p,
+			      fr->valid_bits, fr->dirty_bits, &why);
+	if (r) {
+		*error = why ? (char *)why : "Cannot format the PM";
+		return r;
+	}
+	DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
+	       dm_table_device_name(ti->table), g.nr_chunks,
+	       g.chunk_sectors / 2, g.origin_sectors);
+	return 0;
+}
+
+static int fr_recover_pm(struct dm_fr *fr, char **error)
+{
+	struct dm_target *ti = fr->ti;
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_group_scratch *scratch;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	int r;
+
+	r = fr_cache_attach(&fr->cache, fr->pm_addr, fr->pm_bytes, NULL, NULL,
+			    &why);
+	if (r) {
+		*error = (char *)why;
+		return r;
+	}
+	if ((fr->arg_chunk_size &&
+	     fr->arg_chunk_size != g->chunk_sectors << SECTOR_SHIFT) ||
+	    (fr->arg_region_size &&
+	     fr->arg_region_size != (g->region_chunks << g->chunk_shift) <<
+	     SECTOR_SHIFT) ||
+	    (fr->arg_stride && fr->arg_stride != g->stride_slots)) {
+		*error = "Geometry arguments do not match the PM's superblock";
+		return -EINVAL;
+	}
+	if (g->origin_sectors != ti->len) {
+		*error = "PM was formatted for an origin of another length";
+		return -EINVAL;
+	}
+	r = fr_alloc_bitmaps(fr, g);
+	if (r) {
+		*error = "Cannot allocate chunk bitmaps";
+		return r;
+	}
+	fr->cache.valid_bits = fr->valid_bits;
+	fr->cache.dirty_bits = fr->dirty_bits;
+
+	scratch = kvcalloc(FR_RECOVERY_GROUPS, sizeof(*scratch), GFP_KERNEL);
+	if (!scratch) {
+		*error = "Cannot allocate recovery scratch";
+		return -ENOMEM;
+	}
+	r = fr_recover(&fr->cache, FR_RECOVER_APPLY, scratch,
+		       FR_RECOVERY_GROUPS, &rep, &why);
+	kvfree(scratch);
+	if (r) {
+		if (rep.corrupt_tags)
+			DMERR("%s: %llu corrupt tags on PM, first at chunk %llu",
+			      dm_table_device_name(ti->table),
+			      rep.corrupt_tags, rep.first_corrupt);
+		*error = (char *)why;
+		return r;
+	}
+	DMINFO("%s: recovered %llu valid chunks (%llu dirty) of %llu; rolled back %llu and completed %llu interrupted writes, dropped %llu superseded copies",
+	       dm_table_device_name(ti->table), rep.valid, rep.dirty,
+	       g->nr_chunks, rep.groups_rolled_back, rep.groups_rolled_forward,
+	       rep.superseded_dropped);
+	return 0;
+}
+
+static void fr_free(struct dm_fr *fr)
+{
+	if (fr->wb_wq)
+		fr_writeback_teardown(fr);
+	if (fr->io_wq)
+		destroy_workqueue(fr->io_wq);
+	mempool_destroy(fr->chunk_pool);
+	bioset_exit(&fr->bs);
+	free_percpu(fr->stats);
+	kvfree(fr->stripes);
+	kvfree(fr->valid_bits);
+	kvfree(fr->dirty_bits);
+	if (fr->pm_dev)
+		dm_put_device(fr->ti, fr->pm_dev);
+	if (fr->origin)
+		dm_put_device(fr->ti, fr->origin);
+	kfree(fr);
+}
 
 static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 {
-	static const struct dm_arg _args[] = {
-		{0, 16, "Invalid number of feature arguments"},
-	};
-	struct dm_arg_set as;
-	unsigned int nr_opt;
-	struct fr_c *fc;
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct dm_fr *fr;
+	unsigned int i;
 	int r;
-
-	as.argc = argc;
-	as.argv = argv;
 
 	if (argc < 2) {
 		ti->error = "Requires <origin dev> <pm dev> [<#opt args> <opt args>...]";
 		return -EINVAL;
 	}
-
-	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
-	if (!fc) {
+	fr = kzalloc(sizeof(*fr), GFP_KERNEL);
+	if (!fr) {
 		ti->error = "Cannot allocate target context";
 		return -ENOMEM;
 	}
+	fr->ti = ti;
+	fr->read_fill = true;
+	fr->writeback_period_ms = FR_DEFAULT_PERIOD_MS;
+	fr->high_watermark = FR_DEFAULT_HIGH_WM;
+	fr->low_watermark = FR_DEFAULT_LOW_WM;
+	fr->writeback_jobs = FR_DEFAULT_JOBS;
+	atomic_set(&fr->writethrough_inflight, 0);
+	atomic64_set(&fr->writethrough_issued, 0);
 
 	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
-			  &fc->origin);
+			  &fr->origin);
 	if (r) {
 		ti->error = "Origin device lookup failed";
-		goto bad_origin;
-	}
-	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
-			  &fc->pm);
-	if (r) {
-		ti->error = "PM device lookup failed";
-		goto bad_pm;
-	}
-	if (!fc->pm->dax_dev) {
-		ti->error = "PM device does not support DAX";
-		r = -EOPNOTSUPP;
 		goto bad;
 	}
+	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
+			  &fr->pm_dev);
+	if (r) {
+		ti->error = "PM device lookup failed";
+		goto bad;
+	}
+	if (fr->pm_dev->bdev == fr->origin->bdev) {
+		ti->error = "Origin and PM are the same device";
+		r = -EINVAL;
+		goto bad;
+	}
+	r = parse_features(fr, &as, &ti->error);
+	if (r)
+		goto bad;
 	if (as.argc) {
-		r = dm_read_arg_group(_args, &as, &nr_opt, &ti->error);
-		if (r)
-			goto bad;
-		if (nr_opt) {
-			ti->error = "Optional arguments are not supported yet";
-			r = -EINVAL;
-			goto bad;
-		}
-		if (as.argc) {
-			ti->error = "Trailing arguments after the optional group";
-			r = -EINVAL;
-			goto bad;
-		}
+		ti->error = "Trailing arguments after the optional group";
+		r = -EINVAL;
+		goto bad;
+	}
+	if (ti->len > bdev_nr_sectors(fr->origin->bdev)) {
+		ti->error = "Origin device is smaller than the target";
+		r = -EINVAL;
+		goto bad;
+	}
+	r = fr_map_pm(fr, &ti->error);
+	if (r)
+		goto bad;
+
+	r = fr->fresh ? fr_format_pm(fr, &ti->error) :
+			fr_recover_pm(fr, &ti->error);
+	if (r)
+		goto bad;
+
+	r = -ENOMEM;
+	fr->stripes = kvcalloc(FR_NR_STRIPES, sizeof(*fr->stripes), GFP_KERNEL);
+	fr->stats = alloc_percpu(struct fr_stats);
+	fr->chunk_pool = mempool_create_kmalloc_pool(2,
+			fr->cache.geo.chunk_sectors << SECTOR_SHIFT);
+	if (!fr->stripes || !fr->stats || !fr->chunk_pool) {
+		ti->error = "Cannot allocate target state";
+		goto bad;
+	}
+	for (i = 0; i < FR_NR_STRIPES; i++)
+		mutex_init(&fr->stripes[i].lock);
+	r = bioset_init(&fr->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
+	if (r) {
+		ti->error = "Cannot allocate bioset";
+		goto bad;
+	}
+	fr->io_wq = alloc_workqueue("dm-fr-io", WQ_MEM_RECLAIM | WQ_UNBOUND, 0);
+	if (!fr->io_wq) {
+		ti->error = "Cannot allocate I/O workqueue";
+		r = -ENOMEM;
+		goto bad;
+	}
+	r = fr_writeback_setup(fr);
+	if (r) {
+		ti->error = "Cannot set up writeback";
+		goto bad;
 	}
 
-	ti->private = fc;
+	r = dm_set_target_max_io_len(ti, (sector_t)fr->cache.geo.region_chunks <<
+				     fr->cache.geo.chunk_shift);
+	if (r) {
+		ti->error = "Cannot set the maximum I/O size";
+		goto bad;
+	}
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
+	ti->per_io_data_size = sizeof(struct fr_io);
+	ti->private = fr;
 	return 0;
 
 bad:
-	dm_put_device(ti, fc->pm);
-bad_pm:
-	dm_put_device(ti, fc->origin);
-bad_origin:
-	kfree(fc);
+	fr_free(fr);
 	return r;
 }
 
 static void fr_dtr(struct dm_target *ti)
 {
-	struct fr_c *fc = ti->private;
-
-	dm_put_device(ti, fc->pm);
-	dm_put_device(ti, fc->origin);
-	kfree(fc);
+	fr_free(ti->private);
 }
 
-static int fr_map(struct dm_target *ti, struct bio *bio)
+static void fr_postsuspend(struct dm_target *ti)
 {
-	struct fr_c *fc = ti->private;
+	struct dm_fr *fr = ti->private;
 
-	bio_set_dev(bio, fc->origin->bdev);
-	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
-	return DM_MAPIO_REMAPPED;
+	fr_writeback_stop(fr);
+	flush_workqueue(fr->io_wq);
+}
+
+static void fr_resume(struct dm_target *ti)
+{
+	fr_writeback_start(ti->private);
+}
+
+static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		struct fr_stats *s = per_cpu_ptr(fr->stats, cpu);
+
+		sum->read_hits += s->read_hits;
+		sum->read_misses += s->read_misses;
+		sum->write_hits += s->write_hits;
+		sum->write_misses += s->write_misses;
+		sum->forced_writebacks += s->forced_writebacks;
+		sum->writeback_rounds += s->writeback_rounds;
+		sum->chunks_written_back += s->chunks_written_back;
+		sum->origin_errors += s->origin_errors;
+		sum->pm_errors += s->pm_errors;
+		sum->read_fills += s->read_fills;
+	}
 }
 
 static void fr_status(struct dm_target *ti, status_type_t type,
-		      unsigned int status_flags, char *result, unsigned int maxlen)
+		      unsigned int status_flags, char *result,
+		      unsigned int maxlen)
 {
-	struct fr_c *fc = ti->private;
-	unsigned int sz = 0;
+	struct dm_fr *fr = ti->private;
+	const struct fr_geometry *g = &fr->cache.geo;
+	unsigned int sz = 0, n = 0;
+	struct fr_stats s;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("passthrough");
+		fr_sum_stats(fr, &s);
+		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u",
+		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
+		       g->chunk_sectors, g->nr_chunks,
+		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
+		       s.read_hits, s.read_misses, s.write_hits, s.write_misses,
+		       s.forced_writebacks, s.writeback_rounds,
+		       s.chunks_written_back, s.origin_errors, s.pm_errors,
+		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0);
 		break;
 	case STATUSTYPE_TABLE:
-		DMEMIT("%s %s", fc->origin->name, fc->pm->name);
+		n += fr->arg_chunk_size ? 2 : 0;
+		n += fr->arg_region_size ? 2 : 0;
+		n += fr->arg_stride ? 2 : 0;
+		n += fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS ? 2 : 0;
+		n += fr->high_watermark != FR_DEFAULT_HIGH_WM ? 2 : 0;
+		n += fr->low_watermark != FR_DEFAULT_LOW_WM ? 2 : 0;
+		n += fr->writeback_jobs != FR_DEFAULT_JOBS ? 2 : 0;
+		n += fr->cleaner ? 1 : 0;
+		n += fr->read_fill ? 0 : 1;
+		DMEMIT("%s %s %u", fr->origin->name, fr->pm_dev->name, n);
+		if (fr->arg_chunk_size)
+			DMEMIT(" chunk_size %u", fr->arg_chunk_size);
+		if (fr->arg_region_size)
+			DMEMIT(" region_size %u", fr->arg_region_size);
+		if (fr->arg_stride)
+			DMEMIT(" stride %llu", fr->arg_stride);
+		if (fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS)
+			DMEMIT(" writeback_period %u", fr->writeback_period_ms);
+		if (fr->high_watermark != FR_DEFAULT_HIGH_WM)
+			DMEMIT(" high_watermark %u", fr->high_watermark);
+		if (fr->low_watermark != FR_DEFAULT_LOW_WM)
+			DMEMIT(" low_watermark %u", fr->low_watermark);
+		if (fr->writeback_jobs != FR_DEFAULT_JOBS)
+			DMEMIT(" writeback_jobs %u", fr->writeback_jobs);
+		if (fr->cleaner)
+			DMEMIT(" cleaner");
+		if (!fr->read_fill)
+			DMEMIT(" no_read_fill");
 		break;
 	case STATUSTYPE_IMA:
 		*result = '\0';
@@ -126,23 +995,134 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 	}
 }
 
+/* Messages: one handler per verb. */
+
+static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv)
+{
+	if (argc != 1)
+		return -EINVAL;
+	return fr_writeback_all(fr);
+}
+
+static int msg_cleaner(struct dm_fr *fr, unsigned int argc, char **argv)
+{
+	if (argc != 2)
+		return -EINVAL;
+	if (!strcasecmp(argv[1], "on"))
+		WRITE_ONCE(fr->cleaner, true);
+	else if (!strcasecmp(argv[1], "off"))
+		WRITE_ONCE(fr->cleaner, false);
+	else
+		return -EINVAL;
+	fr_writeback_kick(fr);
+	return 0;
+}
+
+static int msg_clear_stats(struct dm_fr *fr, unsigned int argc, char **argv)
+{
+	int cpu;
+
+	if (argc != 1)
+		return -EINVAL;
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(fr->stats, cpu), 0, sizeof(struct fr_stats));
+	return 0;
+}
+
+static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv)
+{
+	u32 v;
+
+	if (argc != 3)
+		return -EINVAL;
+	if (!strcasecmp(argv[1], "writeback_period")) {
+		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v))
+			return -EINVAL;
+		WRITE_ONCE(fr->writeback_period_ms, v);
+		fr_writeback_kick(fr);
+	} else if (!strcasecmp(argv[1], "high_watermark")) {
+		if (parse_u32(argv[2], 0, 100, &v) || v < fr->low_watermark)
+			return -EINVAL;
+		WRITE_ONCE(fr->high_watermark, v);
+	} else if (!strcasecmp(argv[1], "low_watermark")) {
+		if (parse_u32(argv[2], 0, 100, &v) || v > fr->high_watermark)
+			return -EINVAL;
+		WRITE_ONCE(fr->low_watermark, v);
+	} else if (!strcasecmp(argv[1], "writeback_jobs")) {
+		if (parse_u32(argv[2], 1, FR_MAX_JOBS, &v))
+			return -EINVAL;
+		return fr_writeback_set_jobs(fr, v);
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *verb;
+	int (*handler)(struct dm_fr *fr, unsigned int argc, char **argv);
+} fr_messages[] = {
+	{ "flush", msg_flush },
+	{ "cleaner", msg_cleaner },
+	{ "clear_stats", msg_clear_stats },
+	{ "set", msg_set },
+};
+
+static int fr_message(struct dm_target *ti, unsigned int argc, char **argv,
+		      char *result, unsigned int maxlen)
+{
+	struct dm_fr *fr = ti->private;
+	unsigned int i;
+	int r;
+
+	if (!argc)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(fr_messages); i++) {
+		if (strcasecmp(argv[0], fr_messages[i].verb))
+			continue;
+		r = fr_messages[i].handler(fr, argc, argv);
+		if (r == -EINVAL)
+			DMWARN("%s: invalid arguments for message \"%s\"",
+			       dm_table_device_name(ti->table), argv[0]);
+		return r;
+	}
+	DMWARN("%s: unrecognised message \"%s\"",
+	       dm_table_device_name(ti->table), argv[0]);
+	return -EINVAL;
+}
+
 static int fr_iterate_devices(struct dm_target *ti,
 			      iterate_devices_callout_fn fn, void *data)
 {
-	struct fr_c *fc = ti->private;
+	struct dm_fr *fr = ti->private;
 
-	return fn(ti, fc->origin, 0, ti->len, data);
+	return fn(ti, fr->origin, 0, ti->len, data);
+}
+
+static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
+{
+	struct dm_fr *fr = ti->private;
+	unsigned int chunk_bytes = fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
+
+	/* Only whole chunks can be dropped from PM. */
+	if (limits->discard_granularity < chunk_bytes)
+		limits->discard_granularity = chunk_bytes;
 }
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {0, 1, 0},
+	.version = {1, 0, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
 	.map = fr_map,
+	.end_io = fr_end_io,
+	.postsuspend = fr_postsuspend,
+	.resume = fr_resume,
 	.status = fr_status,
+	.message = fr_message,
 	.iterate_devices = fr_iterate_devices,
+	.io_hints = fr_io_hints,
 };
 
 static int __init dm_fr_init(void)

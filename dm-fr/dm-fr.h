@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The kernel side of dm-fr: the target's state, shared by the bio glue
+ * (fr-target.c) and the writeback worker (fr-writeback.c). The protocol
+ * itself lives in fr-core.c.
+ */
+#ifndef DM_FR_H
+#define DM_FR_H
+
+#include <linux/device-mapper.h>
+#include <linux/mutex.h>
+#include <linux/workqueue.h>
+#include <linux/percpu.h>
+#include <linux/mempool.h>
+#include <linux/bio.h>
+
+#include "fr-core.h"
+
+#define DM_MSG_PREFIX "fr"
+
+/*
+ * Slot locks are striped: STRIPE_SLOTS consecutive slots share a mutex, and
+ * the stripes repeat every NR_STRIPES. A bio stays inside one region, whose
+ * slots are consecutive, so it needs only a few stripes, taken in ascending
+ * index order.
+ */
+#define FR_NR_STRIPES		1024
+#define FR_STRIPE_SHIFT		4
+
+struct fr_stripe {
+	struct mutex lock;
+	u32 epoch;		/* bumped by every change under the lock */
+} ____cacheline_aligned_in_smp;
+
+/* Counters, per CPU so the I/O path shares no cache line for them. */
+struct fr_stats {
+	u64 read_hits;
+	u64 read_misses;
+	u64 write_hits;
+	u64 write_misses;
+	u64 forced_writebacks;
+	u64 writeback_rounds;
+	u64 chunks_written_back;
+	u64 origin_errors;
+	u64 pm_errors;
+	u64 read_fills;
+};
+
+/* Data staged for the origin: a run of sectors in the staging buffer. */
+struct fr_extent {
+	u64 sector;
+	u32 nr_sectors;
+	u32 buf_off;		/* bytes into the staging buffer */
+};
+
+/* The fr_wb_ops context: a staging buffer and its extents. */
+struct fr_stage {
+	struct dm_fr *fr;
+	u8 *buf;
+	size_t buf_size, buf_used;
+	struct fr_extent *ext;
+	u32 nr_ext, max_ext;
+	int error;
+};
+
+struct dm_fr {
+	struct dm_target *ti;
+	struct dm_dev *origin;
+	struct dm_dev *pm_dev;
+	void *pm_addr;
+	u64 pm_bytes;
+
+	struct fr_cache cache;
+	unsigned long *valid_bits;
+	unsigned long *dirty_bits;
+	struct fr_stripe *stripes;
+
+	/* Table arguments, kept to print the table back as given. */
+	bool fresh;
+	u32 arg_chunk_size, arg_region_size;
+	u64 arg_stride;
+	bool read_fill;
+
+	/* Tunables (table arguments, changed at run time by messages). */
+	unsigned int writeback_period_ms;
+	unsigned int high_watermark;
+	unsigned int low_watermark;
+	unsigned int writeback_jobs;
+	bool cleaner;
+
+	/* Deferred bios: those that must wait for origin I/O. */
+	struct workqueue_struct *io_wq;
+	struct bio_set bs;
+	mempool_t *chunk_pool;		/* staging for forced writeback */
+
+	/* Cleaner-mode write-through: fills must not race with it. */
+	atomic_t writethrough_inflight;
+	atomic64_t writethrough_issued;
+
+	/* Writeback. */
+	struct workqueue_struct *wb_wq;
+	struct delayed_work wb_work;
+	struct mutex wb_lock;		/* one writeback pass at a time */
+	struct fr_stage wb_stage;
+	struct fr_wb_snap *wb_snaps;
+	u64 wb_cursor;
+	unsigned int wb_backoff_ms;
+	bool wb_stopped;		/* suspended or being destroyed */
+	bool degraded;			/* the last writeback failed */
+
+	struct fr_stats __percpu *stats;
+};
+
+#define fr_stat_add(fr, field, n) this_cpu_add((fr)->stats->field, (n))
+
+static inline struct fr_stripe *fr_stripe_of(struct dm_fr *fr, fr_slot_t s)
+{
+	return &fr->stripes[(from_slot(s) >> FR_STRIPE_SHIFT) &
+			    (FR_NR_STRIPES - 1)];
+}
+
+/* fr-writeback.c */
+extern const struct fr_wb_ops fr_wb_ops;
+int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
+		  u32 max_ext);
+void fr_stage_exit(struct fr_stage *st);
+int fr_writeback_setup(struct dm_fr *fr);
+void fr_writeback_teardown(struct dm_fr *fr);
+void fr_writeback_start(struct dm_fr *fr);
+void fr_writeback_stop(struct dm_fr *fr);
+void fr_writeback_kick(struct dm_fr *fr);
+int fr_writeback_all(struct dm_fr *fr);
+int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
+int fr_clean_chunk(struct dm_fr *fr, fr_pchunk_t victim);
+
+#endif /* DM_FR_H */

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Writeback: dirty chunks go from PM to the origin, and only once the origin
+ * has been flushed does the core clear their dirty flags (fr_writeback()).
+ *
+ * The worker runs every writeback_period ms and writes back everything dirty
+ * (First Responder's periodic flush); with a period of 0 it polls the dirty
+ * watermarks instead. Origin errors leave the data dirty on PM, mark the
+ * target degraded and back the worker off exponentially.
+ *
+ * Data is copied off PM (machine-check safe) into a staging buffer under the
+ * slot lock, so the origin gets exactly the version whose tag is cleaned.
+ */
+#include <linux/blkdev.h>
+#include <linux/sort.h>
+#include <linux/vmalloc.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "dm-fr.h"
+
+#define FR_WB_POLL_MS		100
+#define FR_WB_BACKOFF_MIN_MS	100
+#define FR_WB_BACKOFF_MAX_MS	10000
+
+static void stage_lock(void *ctx, fr_slot_t slot)
+{
+	struct fr_stage *st = ctx;
+
+	mutex_lock(&fr_stripe_of(st->fr, slot)->lock);
+}
+
+static void stage_unlock(void *ctx, fr_slot_t slot)
+{
+	struct fr_stage *st = ctx;
+
+	mutex_unlock(&fr_stripe_of(st->fr, slot)->lock);
+}
+
+struct fr_submit {
+	atomic_t pending;
+	struct completion done;
+	blk_status_t status;
+};
+
+static void stage_endio(struct bio *bio)
+{
+	struct fr_submit *sub = bio->bi_private;
+
+	if (bio->bi_status)
+		sub->status = bio->bi_status;
+	bio_put(bio);
+	if (atomic_dec_and_test(&sub->pending))
+		complete(&sub->done);
+}
+
+static struct page *stage_page(const void *p)
+{
+	return is_vmalloc_addr(p) ? vmalloc_to_page(p) : virt_to_page(p);
+}
+
+static int extent_cmp(const void *a, const void *b)
+{
+	const struct fr_extent *x = a, *y = b;
+
+	return x->sector < y->sector ? -1 : x->sector > y->sector;
+}
+
+/* Write every staged extent to the origin, sorted and merged; wait. */
+static int stage_write(struct fr_stage *st)
+{
+	struct block_device *bdev = st->fr->origin->bdev;
+	struct fr_submit sub;
+	struct bio *bio = NULL;
+	struct blk_plug plug;
+	u32 i;
+
+	if (!st->nr_ext)
+		return 0;
+	sort(st->ext, st->nr_ext, sizeof(*st->ext), extent_cmp, NULL);
+	atomic_set(&sub.pending, 1);
+	init_completion(&sub.done);
+	sub.status = BLK_STS_OK;
+
+	blk_start_plug(&plug);
+	for (i = 0; i < st->nr_ext; i++) {
+		const struct fr_extent *e = &st->ext[i];
+		const u8 *p = st->buf + e->buf_off;
+		size_t left = (size_t)e->nr_sectors << SECTOR_SHIFT;
+		u64 sector = e->sector;
+
+		while (left) {
+			size_t n = min_t(size_t, left,
+					 PAGE_SIZE - offset_in_page(p));
+
+			if (bio && (bio_end_sector(bio) != sector ||
+				    bio_add_page(bio, stage_page(p), n,
+						 offset_in_page(p)) != n)) {
+				submit_bio(bio);
+				bio = NULL;
+			}
+			if (!bio) {
+				bio = bio_alloc_bioset(bdev, BIO_MAX_VECS,
+						       REQ_OP_WRITE, GFP_NOIO,
+						       &st->fr->bs);
+				bio->bi_iter.bi_sector = sector;
+				bio->bi_end_io = stage_endio;
+				bio->bi_private = &sub;
+				atomic_inc(&sub.pending);
+				__bio_add_page(bio, stage_page(p), n,
+					       offset_in_page(p));
+			}
+			p += n;
+			left -= n;
+			sector += n >> SECTOR_SHIFT;
+		}
+	}
+	if (bio)
+		submit_bio(bio);
+	blk_finish_plug(&plug);
+	if (!atomic_dec_and_test(&sub.pending))
+		wait_for_completion_io(&sub.done);
+
+	st->buf_used = 0;
+	st->nr_ext = 0;
+	return sub.status ? -EIO : 0;
+}
+
+static int stage_data(void *ctx, u64 sector, const void *pm_src,
+		      u32 nr_sectors)
+{
+	struct fr_stage *st = ctx;
+	size_t bytes = (size_t)nr_sectors << SECTOR_SHIFT;
+	struct fr_extent *last;
+	int r;
+
+	if (st->error)
+		return st->error;
+	if (st->buf_used + bytes > st->buf_size || st->nr_ext == st->max_ext) {
+		/* Full: write out early; durability still waits for flush. */
+		r = stage_write(st);
+		if (r) {
+			st->error = r;
+			return r;
+		}
+	}
+	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes)) {
+		fr_stat_add(st->fr, pm_errors, 1);
+		st->error = -EIO;
+		return -EIO;
+	}
+	last = st->nr_ext ? &st->ext[st->nr_ext - 1] : NULL;
+	if (last && last->sector + last->nr_sectors == sector &&
+	    last->buf_off + ((size_t)last->nr_sectors << SECTOR_SHIFT) ==
+	    st->buf_used) {
+		last->nr_sectors += nr_sectors;
+	} else {
+		st->ext[st->nr_ext].sector = sector;
+		st->ext[st->nr_ext].nr_sectors = nr_sectors;
+		st->ext[st->nr_ext].buf_off = st->buf_used;
+		st->nr_ext++;
+	}
+	st->buf_used += bytes;
+	return 0;
+}
+
+static int stage_submit(void *ctx)
+{
+	struct fr_stage *st = ctx;
+
+	if (st->error)
+		return st->error;
+	st->error = stage_write(st);
+	return st->error;
+}
+
+static int stage_flush(void *ctx)
+{
+	struct fr_stage *st = ctx;
+
+	return blkdev_issue_flush(st->fr->origin->bdev) ? -EIO : 0;
+}
+
+const struct fr_wb_ops fr_wb_ops = {
+	.lock = stage_lock,
+	.unlock = stage_unlock,
+	.stage = stage_data,
+	.submit = stage_submit,
+	.flush = stage_flush,
+};
+
+static void stage_reset(struct fr_stage *st)
+{
+	st->buf_used = 0;
+	st->nr_ext = 0;
+	st->error = 0;
+}
+
+int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
+		  u32 max_ext)
+{
+	memset(st, 0, sizeof(*st));
+	st->fr = fr;
+	st->buf = vmalloc(buf_size);
+	st->ext = kvmalloc_array(max_ext, sizeof(*st->ext), GFP_KERNEL);
+	if (!st->buf || !st->ext) {
+		vfree(st->buf);
+		kvfree(st->ext);
+		st->buf = NULL;
+		st->ext = NULL;
+		return -ENOMEM;
+	}
+	st->buf_size = buf_size;
+	st->max_ext = max_ext;
+	return 0;
+}
+
+void fr_stage_exit(struct fr_stage *st)
+{
+	vfree(st->buf);
+	kvfree(st->ext);
+	st->buf = NULL;
+	st->ext = NULL;
+}
+
+/* Clean one chunk for a write that needs its slot; slot lock held. */
+int fr_clean_chunk(struct dm_fr *fr, fr_pchunk_t victim)
+{
+	struct fr_extent ext[FR_MAX_CHUNK_SECTORS / 2];
+	struct fr_stage st = {
+		.fr = fr,
+		.buf_size = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT,
+		.ext = ext,
+		.max_ext = ARRAY_SIZE(ext),
+	};
+	int r;
+
+	st.buf = mempool_alloc(fr->chunk_pool, GFP_NOIO);
+	r = fr_clean_locked(&fr->cache, victim, &fr_wb_ops, &st);
+	mempool_free(st.buf, fr->chunk_pool);
+	if (r) {
+		fr_stat_add(fr, origin_errors, 1);
+		return r;
+	}
+	fr_stat_add(fr, forced_writebacks, 1);
+	fr_stat_add(fr, chunks_written_back, 1);
+	return 0;
+}
+
+static unsigned int dirty_percent(struct dm_fr *fr)
+{
+	return div64_u64(fr_count_dirty(&fr->cache) * 100,
+			 fr->cache.geo.nr_chunks);
+}
+
+/*
+ * One pass: batches until nothing dirty is left, at most one sweep of the
+ * cache, or (watermark mode) until dirty falls under the low watermark.
+ * Caller holds wb_lock.
+ */
+static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
+{
+	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
+				    fr->writeback_jobs) + 2;
+	u64 written = 0;
+	int r = 0;
+
+	while (max_batches-- && !READ_ONCE(fr->wb_stopped)) {
+		if (to_low_watermark &&
+		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
+			break;
+		stage_reset(&fr->wb_stage);
+		r = fr_writeback(&fr->cache, &fr->wb_cursor, fr->writeback_jobs,
+				 fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
+		if (r < 0) {
+			fr_stat_add(fr, origin_errors, 1);
+			WRITE_ONCE(fr->degraded, true);
+			return r;
+		}
+		if (!r)
+			break;
+		fr_stat_add(fr, chunks_written_back, r);
+		written += r;
+		cond_resched();
+	}
+	if (written)
+		fr_stat_add(fr, writeback_rounds, 1);
+	WRITE_ONCE(fr->degraded, false);
+	return 0;
+}
+
+static void writeback_work(struct work_struct *work)
+{
+	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
+					wb_work);
+	unsigned int period = READ_ONCE(fr->writeback_period_ms);
+	unsigned int delay;
+	int r = 0;
+
+	mutex_lock(&fr->wb_lock);
+	if (period || READ_ONCE(fr->cleaner))
+		r = writeback_pass(fr, false);
+	else if (dirty_percent(fr) >= READ_ONCE(fr->high_watermark))
+		r = writeback_pass(fr, true);
+	mutex_unlock(&fr->wb_lock);
+
+	if (r) {
+		fr->wb_backoff_ms = clamp(fr->wb_backoff_ms * 2,
+					  FR_WB_BACKOFF_MIN_MS,
+					  FR_WB_BACKOFF_MAX_MS);
+		delay = fr->wb_backoff_ms;
+	} else {
+		fr->wb_backoff_ms = 0;
+		delay = period ? period : FR_WB_POLL_MS;
+		if (READ_ONCE(fr->cleaner))
+			delay = min(delay, FR_WB_POLL_MS);
+	}
+	if (!READ_ONCE(fr->wb_stopped))
+		queue_delayed_work(fr->wb_wq, &fr->wb_work,
+				   msecs_to_jiffies(delay));
+}
+
+/* Write back everything now (the flush message); wait for it. */
+int fr_writeback_all(struct dm_fr *fr)
+{
+	u64 before;
+	int r;
+
+	mutex_lock(&fr->wb_lock);
+	do {
+		before = fr_count_dirty(&fr->cache);
+		r = writeback_pass(fr, false);
+	} while (!r && fr_count_dirty(&fr->cache) &&
+		 fr_count_dirty(&fr->cache) < before);
+	mutex_unlock(&fr->wb_lock);
+	return r;
+}
+
+int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
+{
+	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
+	struct fr_wb_snap *snaps;
+	struct fr_stage st;
+	int r;
+
+	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
+	if (!snaps)
+		return -ENOMEM;
+	r = fr_stage_init(&st, fr, jobs * chunk_bytes, jobs * 2 + 16);
+	if (r) {
+		kvfree(snaps);
+		return r;
+	}
+	mutex_lock(&fr->wb_lock);
+	swap(fr->wb_stage, st);
+	swap(fr->wb_snaps, snaps);
+	fr->writeback_jobs = jobs;
+	mutex_unlock(&fr->wb_lock);
+	fr_stage_exit(&st);
+	kvfree(snaps);
+	return 0;
+}
+
+int fr_writeback_setup(struct dm_fr *fr)
+{
+	mutex_init(&fr->wb_lock);
+	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
+	fr->wb_stopped = true;
+	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	if (!fr->wb_wq)
+		return -ENOMEM;
+	return fr_writeback_set_jobs(fr, fr->writeback_jobs);
+}
+
+void fr_writeback_teardown(struct dm_fr *fr)
+{
+	fr_writeback_stop(fr);
+	if (fr->wb_wq)
+		destroy_workqueue(fr->wb_wq);
+	fr_stage_exit(&fr->wb_stage);
+	kvfree(fr->wb_snaps);
+}
+
+void fr_writeback_start(struct dm_fr *fr)
+{
+	WRITE_ONCE(fr->wb_stopped, false);
+	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);
+}
+
+void fr_writeback_stop(struct dm_fr *fr)
+{
+	WRITE_ONCE(fr->wb_stopped, true);
+	cancel_delayed_work_sync(&fr->wb_work);
+}
+
+void fr_writeback_kick(struct dm_fr *fr)
+{
+	if (!READ_ONCE(fr->wb_stopped))
+		mod_delayed_work(fr->wb_wq, &fr->wb_work, 0);
+}
