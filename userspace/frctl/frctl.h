@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * frctl: the administration tool of dm-fr. Declarations shared by its files.
+ *
+ * The on-PM layout and the recovery logic are NOT defined here: frctl
+ * compiles dm-fr/fr-format.c and dm-fr/fr-core.c, the same files as the
+ * kernel module, and supplies only the persistence primitives of fr-pm.h
+ * (pm-user.c).
+ */
+#ifndef FRCTL_H
+#define FRCTL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "fr-core.h"
+#include "sysdev.h"
+
+struct json_object;
+
+/* Exit codes, as fsck(8) has them. */
+#define FR_EXIT_OK		0	/* clean / success */
+#define FR_EXIT_CORRECTED	1	/* errors corrected (repair) */
+#define FR_EXIT_NOTFOUND	2	/* probe: no dm-fr superblock */
+#define FR_EXIT_UNCORRECTED	4	/* errors left uncorrected */
+#define FR_EXIT_OPERATIONAL	8	/* could not do the job */
+#define FR_EXIT_USAGE		16	/* bad command line */
+
+/* util.c (fr_err and fr_warn are declared in sysdev.h) */
+extern const char *frctl_verb;
+int fr_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int parse_u64(const char *s, u64 *out);
+int parse_size(const char *s, u64 *out);
+int parse_opt_u64(const char *opt, const char *s, u64 min, u64 max, u64 *out);
+int parse_opt_size(const char *opt, const char *s, u64 *out);
+const char *fmt_bytes(char *buf, size_t len, u64 bytes);
+void uuid_unparse_lower(const u8 uuid[16], char out[37]);
+void uuid_hex(const u8 uuid[16], char out[33]);
+int uuid_parse_str(const char *s, u8 uuid[16]);
+void *xcalloc(size_t n, size_t size);
+void json_print(struct json_object *obj);
+void udev_encode(const char *in, char *out, size_t outlen);
+
+/* pm-user.c: the fr_pm_* primitives for a mapped image. */
+struct frctl_pm {
+	void *sync_base;	/* msync() this range at every fence, if set */
+	size_t sync_len;
+	unsigned long fences;
+	unsigned long stores;
+	int error;		/* first msync() errno */
+};
+extern struct frctl_pm frctl_pm;
+void frctl_pm_install_sigbus(void);
+
+/* image.c: a PM device or image file, mapped. */
+#define IMG_WRITE	0x1	/* map read-write, write back at close */
+#define IMG_EXCL	0x2	/* refuse a block device in use */
+#define IMG_FORCE	0x4	/* with IMG_EXCL: allow a busy device, read-only */
+
+struct fr_image {
+	const char *path;
+	int fd;
+	bool blkdev;
+	bool busy;		/* opened with --force although in use */
+	unsigned int flags;
+	u64 size;
+	void *map;
+	dev_t rdev;
+};
+
+int image_open(struct fr_image *im, const char *path, unsigned int flags);
+int image_sync(struct fr_image *im);
+void image_close(struct fr_image *im);
+
+/* meta.c: what check, repair, dump and probe do with a mapped image. */
+enum meta_state {
+	META_OK,		/* superblock decoded, cache attached */
+	META_NOT_FR,		/* no dm-fr magic */
+	META_UNSUPPORTED,	/* valid superblock this frctl cannot handle */
+	META_DAMAGED,		/* magic but a bad or unusable superblock */
+};
+
+struct fr_meta {
+	struct fr_cache cache;
+	unsigned long *valid_bits;
+	unsigned long *dirty_bits;
+	struct fr_group_scratch *scratch;
+	u32 scratch_len;
+	enum meta_state state;
+	const char *why;
+	u64 len;
+};
+
+struct tag_counts {
+	u64 free;		/* V clear */
+	u64 flagged_valid;	/* V set (before recovery) */
+	u64 flag_new;
+	u64 flag_dirty;
+	u64 flag_incomplete;
+	u64 unknown_flags;
+	u64 suspect;		/* V set but failing the per-tag checks */
+	u64 unreadable;
+};
+
+int meta_open(struct fr_meta *m, void *pm, u64 len);
+void meta_close(struct fr_meta *m);
+int meta_recover(struct fr_meta *m, enum fr_recover_mode mode,
+		 struct fr_recovery_report *rep);
+void meta_count_tags(struct fr_meta *m, struct tag_counts *tc);
+struct json_object *meta_sb_json(struct fr_meta *m);
+struct json_object *meta_report_json(const struct fr_recovery_report *rep);
+struct json_object *meta_counts_json(const struct tag_counts *tc);
+struct json_object *meta_tags_json(struct fr_meta *m);
+const char *meta_tag_problem(const struct fr_meta *m, u64 pchunk, u64 commit,
+			     u64 sectors);
+void meta_print_sb(FILE *f, struct fr_meta *m);
+bool report_pending(const struct fr_recovery_report *rep);
+int meta_state_exit(enum meta_state s);
+
+/* cmd-meta.c */
+struct option;
+struct geo_opts {
+	u64 chunk_bytes;	/* 0: default */
+	u64 region_bytes;	/* 0: default */
+	u64 stride;		/* 0: default */
+};
+int verb_getopt(int argc, char **argv, const char *shortopts,
+		const struct option *longopts);
+int geo_opts_parse(struct geo_opts *go, int c, const char *arg);
+int format_pm(const char *pm_path, const char *origin_path,
+	      const char *origin_id, u64 origin_sectors,
+	      const struct geo_opts *go, const u8 *uuid, bool force, bool json,
+	      bool quiet, u8 uuid_out[16]);
+int cmd_format(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_repair(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
+
+/* origin.c: stable names for the origin device. */
+int origin_choose_id(const char *path, char *id, size_t idlen);
+int origin_resolve_id(const char *id, char *path, size_t plen);
+bool same_device(const char *a, const char *b);
+
+/* status.c: the target's status line, parsed and made readable. */
+#define FR_STATUS_FIELDS 16
+
+struct fr_status {
+	char state[16];
+	u64 chunk_sectors;
+	u64 chunks_total;
+	u64 chunks_valid;
+	u64 chunks_dirty;
+	u64 read_hits;
+	u64 read_misses;
+	u64 write_hits;
+	u64 write_misses;
+	u64 forced_writebacks;
+	u64 writeback_rounds;
+	u64 chunks_written_back;
+	u64 origin_errors;
+	u64 pm_errors;
+	u64 read_fills;
+	u64 cleaner;
+	unsigned int extra_fields;	/* appended fields this frctl ignores */
+};
+
+struct fr_table {
+	char origin[32];	/* major:minor as the kernel prints it */
+	char pm[32];
+	char opts[512];		/* the optional arguments, verbatim */
+};
+
+int status_parse(const char *line, struct fr_status *st);
+int table_parse(const char *line, struct fr_table *t);
+struct json_object *status_json(const char *name, const char *uuid,
+				u64 length, const struct fr_table *t,
+				const struct fr_status *st,
+				const struct fr_status *prev, double interval);
+void status_print(FILE *f, const char *name, const char *uuid, u64 length,
+		  const struct fr_table *t, const struct fr_status *st,
+		  const struct fr_status *prev, double interval);
+
+/* cmd-dm.c */
+int cmd_create(int argc, char **argv);
+int cmd_remove(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_flush(int argc, char **argv);
+int cmd_autoactivate(int argc, char **argv);
+
+/* help.c */
+struct verb_help {
+	const char *verb;
+	const char *text;
+};
+int print_help(const char *verb, FILE *f);
+
+#endif /* FRCTL_H */

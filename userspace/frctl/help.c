@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The --help text of every verb. Pinned by tests/help/VERB.txt: a change here
+ * must change those files too (and docs/frctl.8).
+ */
+#include <string.h>
+
+#include "frctl.h"
+
+static const struct verb_help helps[] = {
+{ NULL,
+"Usage: frctl [--version] [--help] <command> [<args>]\n"
+"\n"
+"Set up, watch, check and take apart dm-fr devices (persistent memory in\n"
+"front of a block device).\n"
+"\n"
+"Commands:\n"
+"  format        write a new dm-fr superblock on a PM device\n"
+"  create        create a dm-fr device from a PM and an origin\n"
+"  remove        remove a dm-fr device (--flush: detach cleanly)\n"
+"  status        show dm-fr devices and their counters\n"
+"  flush         write all dirty data back to the origin\n"
+"  check         verify the PM metadata offline\n"
+"  repair        apply the recovery offline and write it back\n"
+"  dump          show the superblock and a summary of the tags\n"
+"  probe         print udev properties of a PM device\n"
+"  autoactivate  activate a PM's device once its origin is present (udev)\n"
+"\n"
+"'frctl <command> --help' describes a command. See frctl(8).\n" },
+{ "format",
+"Usage: frctl format --pm DEV --origin DEV [options]\n"
+"\n"
+"Write a new, empty dm-fr superblock on a PM device (or an image file),\n"
+"bound to an origin: its length, a stable name for it and a fresh uuid.\n"
+"Whatever the PM cached before is lost.\n"
+"\n"
+"Options:\n"
+"  --pm DEV            the PM device (an fsdax namespace such as /dev/pmem0)\n"
+"                      or an image file\n"
+"  --origin DEV        the origin block device (or image file) to cache\n"
+"  --chunk-size SIZE   bytes per chunk: 4k, 8k, 16k or 32k (default 4k)\n"
+"  --region-size SIZE  origin bytes placed side by side on the PM: a\n"
+"                      power-of-two number of chunks, at most 1024\n"
+"                      (default 1M, less on a very small PM)\n"
+"  --stride N          slots between the starts of consecutive regions\n"
+"                      (default: chunks per region + 1)\n"
+"  --origin-id ID      record ID as the origin's name instead of the one\n"
+"                      frctl picks (a /dev/disk/by-id name or a path)\n"
+"  --origin-sectors N  format for an origin of N sectors; replaces --origin\n"
+"                      (then --origin-id is needed)\n"
+"  --uuid UUID         use this uuid instead of a random one\n"
+"  -f, --force         overwrite an existing dm-fr superblock\n"
+"  -j, --json          print the new superblock as JSON\n"
+"  -h, --help          show this help\n"
+"\n"
+"Exit status: 0 formatted, 8 operational error, 16 usage error.\n" },
+{ "create",
+"Usage: frctl create [options] NAME --pm DEV --origin DEV\n"
+"\n"
+"Create the dm-fr device /dev/mapper/NAME (/dev/fr/NAME with the udev\n"
+"rules), with DM UUID FR-<uuid of the PM>, caching the origin on a PM that\n"
+"frctl format prepared for it. Data a crash left dirty on the PM is\n"
+"recovered by the kernel before the device is usable.\n"
+"\n"
+"Options:\n"
+"  --pm DEV                the PM device\n"
+"  --origin DEV            the origin; must be the one the PM was formatted\n"
+"                          for\n"
+"  --format                format the PM first, as frctl format does (what\n"
+"                          the PM held is lost); accepts --chunk-size,\n"
+"                          --region-size, --stride, --origin-id and --uuid\n"
+"  --writeback-period MS   period of the background writeback in ms\n"
+"                          (kernel default 10; 0: only by watermark or flush)\n"
+"  --high-watermark PCT    dirty % that starts writeback at once (default 50)\n"
+"  --low-watermark PCT     watermark writeback stops below this (default 25)\n"
+"  --writeback-jobs N      chunks per writeback batch, 1..1024 (default 64)\n"
+"  --cleaner               start in cleaner mode (writes go through)\n"
+"  --no-read-fill          do not cache data read from the origin\n"
+"  -f, --force             accept an origin other than the recorded one\n"
+"  -n, --dry-run           print the dmsetup command instead of running it\n"
+"  -h, --help              show this help\n"
+"\n"
+"Exit status: 0 created, 8 operational error, 16 usage error.\n" },
+{ "remove",
+"Usage: frctl remove [options] NAME\n"
+"\n"
+"Remove a dm-fr device. Without --flush, dirty data stays on the PM, which\n"
+"is safe (it is recovered when the device is created again) but leaves the\n"
+"origin alone out of date.\n"
+"\n"
+"Options:\n"
+"  --flush      detach cleanly: cleaner mode, write everything back, then\n"
+"               remove; afterwards the origin alone holds all the data\n"
+"  --retry      retry for a few seconds while the device is busy\n"
+"  -h, --help   show this help\n"
+"\n"
+"Exit status: 0 removed, 8 operational error, 16 usage error.\n" },
+{ "status",
+"Usage: frctl status [options] [NAME...]\n"
+"\n"
+"Show dm-fr devices (all of them without NAME): state, hit ratios, dirty\n"
+"data, writeback and errors.\n"
+"\n"
+"Options:\n"
+"  -j, --json          JSON with raw counters and full key names\n"
+"  -w, --watch         refresh every interval until interrupted\n"
+"  -i, --interval SEC  seconds between two samples (default 1); given\n"
+"                      without --watch, sample twice to show rates\n"
+"  -c, --count N       with --watch, stop after N refreshes\n"
+"  -h, --help          show this help\n"
+"\n"
+"Exit status: 0 shown, 8 operational error (no such dm-fr device), 16 usage\n"
+"error.\n" },
+{ "flush",
+"Usage: frctl flush [options] NAME\n"
+"\n"
+"Write every dirty chunk of a dm-fr device back to its origin and flush the\n"
+"origin (dmsetup message NAME 0 flush). On a terminal a progress bar shows\n"
+"the dirty data draining.\n"
+"\n"
+"Options:\n"
+"  -q, --quiet   no progress bar\n"
+"  -h, --help    show this help\n"
+"\n"
+"Exit status: 0 flushed, 8 operational error, 16 usage error.\n" },
+{ "check",
+"Usage: frctl check [options] DEV|IMAGE\n"
+"\n"
+"Verify the dm-fr metadata of a PM device or image offline with the kernel\n"
+"module's own recovery logic, changing nothing: the superblock, every tag,\n"
+"the pair invariants and interrupted multi-chunk writes.\n"
+"\n"
+"Options:\n"
+"  -f, --force    check a PM although an active device uses it\n"
+"  -j, --json     print the result as JSON\n"
+"  -h, --help     show this help\n"
+"\n"
+"Exit status: 0 no errors (recovery after a crash may be pending: the\n"
+"kernel completes it at load, frctl repair offline), 4 errors found,\n"
+"8 operational error (not a dm-fr PM, cannot open it), 16 usage error.\n" },
+{ "repair",
+"Usage: frctl repair [options] DEV|IMAGE\n"
+"\n"
+"Apply the kernel module's recovery to a PM device or image offline and\n"
+"write the result back: settle interrupted multi-chunk writes, drop\n"
+"superseded copies and clear corrupt tags (the data a corrupt tag held is\n"
+"lost: the origin's copy of that chunk is used again).\n"
+"\n"
+"Options:\n"
+"  -n, --dry-run  report what would be done and change nothing\n"
+"  -j, --json     print the result as JSON\n"
+"  -h, --help     show this help\n"
+"\n"
+"Exit status: 0 nothing to do, 1 repaired, 4 not repairable (a damaged\n"
+"superblock; with --dry-run: errors found), 8 operational error, 16 usage\n"
+"error.\n" },
+{ "dump",
+"Usage: frctl dump [options] DEV|IMAGE\n"
+"\n"
+"Show the superblock of a PM device or image and a summary of its tags.\n"
+"\n"
+"Options:\n"
+"  -j, --json     print JSON (raw integers, full key names)\n"
+"  -t, --tags     also list every tag with its valid flag set\n"
+"  -f, --force    read a PM although an active device uses it\n"
+"  -h, --help     show this help\n"
+"\n"
+"Exit status: 0 shown, 4 damaged superblock, 8 operational error, 16 usage\n"
+"error.\n" },
+{ "probe",
+"Usage: frctl probe [options] DEV\n"
+"\n"
+"Print udev properties (KEY=value lines) for a device that carries a dm-fr\n"
+"superblock, and nothing for any other device; for IMPORT{program} in udev\n"
+"rules. The properties are FR_SUPERBLOCK=1, FR_VERSION, FR_UUID,\n"
+"FR_UUID_HEX, FR_ORIGIN_ID, FR_ORIGIN_SECTORS, FR_CHUNK_SIZE, FR_NR_CHUNKS\n"
+"and FR_PM_BYTES.\n"
+"\n"
+"Options:\n"
+"  -v, --verbose  say on stderr why a device is not reported\n"
+"  -h, --help     show this help\n"
+"\n"
+"Exit status: 0 found, 2 no dm-fr superblock, 4 damaged superblock, 8 cannot\n"
+"read the device, 16 usage error.\n" },
+{ "autoactivate",
+"Usage: frctl autoactivate [options] --pm DEV\n"
+"       frctl autoactivate [options] --pending\n"
+"\n"
+"Create the dm-fr device of a PM once its origin is present; run by the udev\n"
+"rules through systemd-run. Does nothing when the device exists already.\n"
+"When the origin is missing, the PM is remembered in /run/frctl/pending and\n"
+"--pending tries those again (when another block device appears).\n"
+"The device is named after /etc/frctl/frtab (lines: NAME UUID [options]),\n"
+"else fr-<first 8 hex digits of the uuid>; the option noauto there turns\n"
+"auto-activation off for that PM.\n"
+"\n"
+"Options:\n"
+"  --pm DEV      the PM device that appeared\n"
+"  --pending     retry the PM devices waiting for their origin\n"
+"  -h, --help    show this help\n"
+"\n"
+"Exit status: 0 activated, present already, or waiting for the origin;\n"
+"8 operational error; 16 usage error.\n" },
+};
+
+int print_help(const char *verb, FILE *f)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		if ((!verb && !helps[i].verb) ||
+		    (verb && helps[i].verb && !strcmp(verb, helps[i].verb))) {
+			fputs(helps[i].text, f);
+			return 0;
+		}
+	}
+	return -1;
+}

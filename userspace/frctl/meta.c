@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Offline inspection of PM metadata: the part of check, repair, dump and
+ * probe that works on a mapped image, with no file or device I/O (the fuzz
+ * target calls it on a plain buffer).
+ *
+ * The superblock is decoded by the core (fr_cache_attach), and the verdict
+ * on the tags is the core's own recovery (fr_recover). What this file adds
+ * is reporting: counts per flag, and for dump a per-tag reason when a tag
+ * looks corrupt (meta_tag_problem(), which restates the core's per-tag
+ * rules for display only; fr_recover decides).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "frctl.h"
+
+static const struct fr_sb_disk *sb_of(const struct fr_meta *m)
+{
+	return m->cache.sb;
+}
+
+/* A checksum-valid superblock that is newer than this frctl understands. */
+static bool sb_unsupported(const void *pm, u64 len)
+{
+	struct fr_sb_disk sb;
+	u32 csum;
+
+	if (len < sizeof(sb) || fr_pm_read(&sb, pm, sizeof(sb)))
+		return false;
+	csum = le32_to_cpu(sb.csum);
+	sb.csum = cpu_to_le32(0);
+	if (fr_crc32c(0, &sb, sizeof(sb)) != csum)
+		return false;
+	return le32_to_cpu(sb.version) != FR_FORMAT_VERSION ||
+	       (le64_to_cpu(sb.incompat_features) & ~FR_INCOMPAT_SUPPORTED);
+}
+
+int meta_open(struct fr_meta *m, void *pm, u64 len)
+{
+	const struct fr_geometry *g;
+	u64 magic, i, incomplete = 0, commit, longs;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	m->len = len;
+	if (len < sizeof(magic)) {
+		m->state = META_NOT_FR;
+		m->why = "too small to hold a dm-fr superblock";
+		return -EINVAL;
+	}
+	if (fr_pm_load8(pm, &magic)) {
+		m->state = META_DAMAGED;
+		m->why = "superblock unreadable (I/O error)";
+		return -EIO;
+	}
+	if (magic != FR_SB_MAGIC) {
+		m->state = META_NOT_FR;
+		m->why = "no dm-fr superblock (bad magic)";
+		return -EINVAL;
+	}
+	r = fr_cache_attach(&m->cache, pm, len, NULL, NULL, &m->why);
+	if (r) {
+		m->state = sb_unsupported(pm, len) ? META_UNSUPPORTED :
+			   META_DAMAGED;
+		return r;
+	}
+	g = &m->cache.geo;
+	longs = fr_bitmap_longs(g);
+	m->valid_bits = xcalloc(longs, sizeof(long));
+	m->dirty_bits = xcalloc(longs, sizeof(long));
+	m->cache.valid_bits = m->valid_bits;
+	m->cache.dirty_bits = m->dirty_bits;
+
+	/* Interrupted groups cannot outnumber the tags flagged INCOMPLETE. */
+	for (i = 0; i < g->nr_chunks; i++) {
+		if (fr_pm_load8(&m->cache.tags[i].commit, &commit))
+			continue;
+		if ((commit & FR_TAG_VALID) && (commit & FR_TAG_INCOMPLETE))
+			incomplete++;
+	}
+	m->scratch_len = incomplete ? (u32)(incomplete > 0xffffffffULL ?
+					    0xffffffffULL : incomplete) : 1;
+	m->scratch = xcalloc(m->scratch_len, sizeof(*m->scratch));
+	m->state = META_OK;
+	return 0;
+}
+
+void meta_close(struct fr_meta *m)
+{
+	free(m->valid_bits);
+	free(m->dirty_bits);
+	free(m->scratch);
+	m->valid_bits = m->dirty_bits = NULL;
+	m->scratch = NULL;
+}
+
+int meta_recover(struct fr_meta *m, enum fr_recover_mode mode,
+		 struct fr_recovery_report *rep)
+{
+	return fr_recover(&m->cache, mode, m->scratch, m->scratch_len, rep,
+			  &m->why);
+}
+
+int meta_state_exit(enum meta_state s)
+{
+	switch (s) {
+	case META_OK:
+		return FR_EXIT_OK;
+	case META_DAMAGED:
+		return FR_EXIT_UNCORRECTED;
+	case META_NOT_FR:
+	case META_UNSUPPORTED:
+	default:
+		return FR_EXIT_OPERATIONAL;
+	}
+}
+
+bool report_pending(const struct fr_recovery_report *rep)
+{
+	return rep->groups_rolled_back || rep->groups_rolled_forward ||
+	       rep->superseded_dropped;
+}
+
+const char *meta_tag_problem(const struct fr_meta *m, u64 pchunk, u64 commit,
+			     u64 sectors)
+{
+	const struct fr_geometry *g = &m->cache.geo;
+	u64 key = fr_commit_key(commit);
+
+	if (!(commit & FR_TAG_VALID))
+		return NULL;
+	if (fr_commit_flags(commit) & ~FR_TAG_FLAGS_KNOWN)
+		return "unknown flag bits";
+	if (key >= g->origin_chunks)
+		return "key beyond the end of the origin";
+	if (from_slot(fr_slot_of(g, to_ochunk(key))) != pchunk >> 1)
+		return "key does not map to this slot";
+	if (!sectors)
+		return "no sectors held";
+	if (sectors & ~fr_chunk_mask(g, to_ochunk(key)))
+		return "sectors beyond the end of the origin";
+	return NULL;
+}
+
+struct raw_tag {
+	u64 commit, seq, sectors;
+	bool unreadable;
+};
+
+static void load_tag(const struct fr_meta *m, u64 p, struct raw_tag *t)
+{
+	const struct fr_tag_disk *d = &m->cache.tags[p];
+
+	memset(t, 0, sizeof(*t));
+	if (fr_pm_load8(&d->commit, &t->commit) ||
+	    fr_pm_load8(&d->seq, &t->seq) ||
+	    fr_pm_load8(&d->sectors, &t->sectors))
+		t->unreadable = true;
+}
+
+/* Both copies of one key with the same N flag: the older is the bad one. */
+static bool ambiguous_older(const struct fr_meta *m, u64 p,
+			    const struct raw_tag *t, const struct raw_tag *b)
+{
+	if (t->unreadable || b->unreadable ||
+	    !(t->commit & FR_TAG_VALID) || !(b->commit & FR_TAG_VALID) ||
+	    meta_tag_problem(m, p, t->commit, t->sectors) ||
+	    meta_tag_problem(m, p ^ 1, b->commit, b->sectors))
+		return false;
+	if (fr_commit_key(t->commit) != fr_commit_key(b->commit) ||
+	    (t->commit & FR_TAG_NEW) != (b->commit & FR_TAG_NEW))
+		return false;
+	/* As read_slot() in the core: chunk 1 is the older one on a tie. */
+	if (!(p & 1))
+		return t->seq < b->seq;
+	return !(b->seq < t->seq);
+}
+
+static const char *tag_problem_full(const struct fr_meta *m, u64 p,
+				    const struct raw_tag *t,
+				    const struct raw_tag *b)
+{
+	const char *why;
+
+	if (t->unreadable)
+		return "unreadable";
+	why = meta_tag_problem(m, p, t->commit, t->sectors);
+	if (why)
+		return why;
+	if (ambiguous_older(m, p, t, b))
+		return "older of two copies of one key with the same N flag";
+	return NULL;
+}
+
+void meta_count_tags(struct fr_meta *m, struct tag_counts *tc)
+{
+	const struct fr_geometry *g = &m->cache.geo;
+	struct raw_tag t[2];
+	u64 s;
+	int i;
+
+	memset(tc, 0, sizeof(*tc));
+	for (s = 0; s < g->nr_slots; s++) {
+		load_tag(m, 2 * s, &t[0]);
+		load_tag(m, 2 * s + 1, &t[1]);
+		for (i = 0; i < 2; i++) {
+			u64 c = t[i].commit;
+
+			if (t[i].unreadable) {
+				tc->unreadable++;
+				tc->suspect++;
+				continue;
+			}
+			if (!(c & FR_TAG_VALID)) {
+				tc->free++;
+				continue;
+			}
+			tc->flagged_valid++;
+			tc->flag_new += !!(c & FR_TAG_NEW);
+			tc->flag_dirty += !!(c & FR_TAG_DIRTY);
+			tc->flag_incomplete += !!(c & FR_TAG_INCOMPLETE);
+			tc->unknown_flags += !!(fr_commit_flags(c) &
+						~FR_TAG_FLAGS_KNOWN);
+			if (tag_problem_full(m, 2 * s + i, &t[i], &t[i ^ 1]))
+				tc->suspect++;
+		}
+	}
+}
+
+static void add_u64(struct json_object *o, const char *k, u64 v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_str(struct json_object *o, const char *k, const char *v)
+{
+	json_object_object_add(o, k, json_object_new_string(v));
+}
+
+static void origin_id_str(const struct fr_sb_disk *sb, char *out)
+{
+	size_t i;
+
+	/* NUL-padded on PM; never trust it to be terminated or printable. */
+	for (i = 0; i < FR_ORIGIN_ID_LEN - 1 && sb->origin_id[i]; i++)
+		out[i] = (sb->origin_id[i] >= 0x20 && sb->origin_id[i] < 0x7f) ?
+			 (char)sb->origin_id[i] : '?';
+	out[i] = 0;
+}
+
+static void time_str(u64 t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (t > (u64)0x7fffffffffffLL || !gmtime_r(&tt, &tm) ||
+	    !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		snprintf(buf, len, "invalid");
+}
+
+static const char *state_name(enum meta_state s)
+{
+	switch (s) {
+	case META_OK:
+		return "ok";
+	case META_NOT_FR:
+		return "not-dm-fr";
+	case META_UNSUPPORTED:
+		return "unsupported";
+	case META_DAMAGED:
+	default:
+		return "damaged";
+	}
+}
+
+struct json_object *meta_sb_json(struct fr_meta *m)
+{
+	struct json_object *o = json_object_new_object();
+	const struct fr_geometry *g = &m->cache.geo;
+	const struct fr_sb_disk *sb = sb_of(m);
+	char buf[FR_ORIGIN_ID_LEN + 64];
+	u64 chunk_bytes;
+
+	add_str(o, "state", state_name(m->state));
+	if (m->state != META_OK) {
+		add_str(o, "error", m->why ? m->why : "unknown");
+		return o;
+	}
+	chunk_bytes = (u64)g->chunk_sectors << FR_SECTOR_SHIFT;
+	add_u64(o, "version", le32_to_cpu(sb->version));
+	uuid_unparse_lower(sb->uuid, buf);
+	add_str(o, "uuid", buf);
+	origin_id_str(sb, buf);
+	add_str(o, "origin_id", buf);
+	add_u64(o, "origin_sectors", g->origin_sectors);
+	add_u64(o, "origin_bytes", g->origin_sectors << FR_SECTOR_SHIFT);
+	add_u64(o, "chunk_size", chunk_bytes);
+	add_u64(o, "chunk_sectors", g->chunk_sectors);
+	add_u64(o, "region_size", chunk_bytes * g->region_chunks);
+	add_u64(o, "region_chunks", g->region_chunks);
+	add_u64(o, "stride_slots", g->stride_slots);
+	add_u64(o, "nr_chunks", g->nr_chunks);
+	add_u64(o, "nr_slots", g->nr_slots);
+	add_u64(o, "cache_bytes", g->nr_chunks * chunk_bytes);
+	add_u64(o, "tags_offset", g->tags_offset);
+	add_u64(o, "data_offset", g->data_offset);
+	add_u64(o, "pm_bytes", g->pm_bytes);
+	add_u64(o, "device_bytes", m->len);
+	add_u64(o, "incompat_features", le64_to_cpu(sb->incompat_features));
+	add_u64(o, "compat_features", le64_to_cpu(sb->compat_features));
+	add_u64(o, "format_time", le64_to_cpu(sb->format_time));
+	time_str(le64_to_cpu(sb->format_time), buf, sizeof(buf));
+	add_str(o, "format_time_utc", buf);
+	snprintf(buf, sizeof(buf), "0x%08x", le32_to_cpu(sb->csum));
+	add_str(o, "checksum", buf);
+	return o;
+}
+
+void meta_print_sb(FILE *f, struct fr_meta *m)
+{
+	const struct fr_geometry *g = &m->cache.geo;
+	const struct fr_sb_disk *sb = sb_of(m);
+	char uuid[37], origin[FR_ORIGIN_ID_LEN], t[64], b1[32], b2[32], b3[32];
+	u64 chunk_bytes = (u64)g->chunk_sectors << FR_SECTOR_SHIFT;
+
+	uuid_unparse_lower(sb->uuid, uuid);
+	origin_id_str(sb, origin);
+	time_str(le64_to_cpu(sb->format_time), t, sizeof(t));
+	fprintf(f, "uuid:           %s\n", uuid);
+	fprintf(f, "origin:         %s (%llu sectors, %s)\n",
+		origin[0] ? origin : "(none recorded)",
+		(unsigned long long)g->origin_sectors,
+		fmt_bytes(b1, sizeof(b1), g->origin_sectors << FR_SECTOR_SHIFT));
+	fprintf(f, "format:         version %u, formatted %s\n",
+		le32_to_cpu(sb->version), t);
+	fprintf(f, "cache:          %llu chunks of %s in %llu slots (%s of %s PM)\n",
+		(unsigned long long)g->nr_chunks,
+		fmt_bytes(b1, sizeof(b1), chunk_bytes),
+		(unsigned long long)g->nr_slots,
+		fmt_bytes(b2, sizeof(b2), g->nr_chunks * chunk_bytes),
+		fmt_bytes(b3, sizeof(b3), g->pm_bytes));
+	fprintf(f, "placement:      regions of %u chunks (%s), stride %llu slots\n",
+		g->region_chunks,
+		fmt_bytes(b1, sizeof(b1), chunk_bytes * g->region_chunks),
+		(unsigned long long)g->stride_slots);
+}
+
+struct json_object *meta_report_json(const struct fr_recovery_report *rep)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "valid_chunks", rep->valid);
+	add_u64(o, "dirty_chunks", rep->dirty);
+	add_u64(o, "corrupt_tags", rep->corrupt_tags);
+	if (rep->corrupt_tags)
+		add_u64(o, "first_corrupt_chunk", rep->first_corrupt);
+	add_u64(o, "unreadable_tags", rep->unreadable_tags);
+	add_u64(o, "groups_rolled_back", rep->groups_rolled_back);
+	add_u64(o, "groups_rolled_forward", rep->groups_rolled_forward);
+	add_u64(o, "members_rolled_back", rep->members_rolled_back);
+	add_u64(o, "superseded_dropped", rep->superseded_dropped);
+	add_u64(o, "max_seq", rep->max_seq);
+	add_u64(o, "stores", rep->stores);
+	return o;
+}
+
+struct json_object *meta_counts_json(const struct tag_counts *tc)
+{
+	struct json_object *o = json_object_new_object();
+
+	add_u64(o, "free", tc->free);
+	add_u64(o, "flagged_valid", tc->flagged_valid);
+	add_u64(o, "new", tc->flag_new);
+	add_u64(o, "dirty", tc->flag_dirty);
+	add_u64(o, "incomplete", tc->flag_incomplete);
+	add_u64(o, "unknown_flags", tc->unknown_flags);
+	add_u64(o, "suspect", tc->suspect);
+	add_u64(o, "unreadable", tc->unreadable);
+	return o;
+}
+
+static void flag_letters(u64 commit, char *out)
+{
+	char *p = out;
+
+	if (commit & FR_TAG_VALID)
+		*p++ = 'V';
+	if (commit & FR_TAG_NEW)
+		*p++ = 'N';
+	if (commit & FR_TAG_DIRTY)
+		*p++ = 'D';
+	if (commit & FR_TAG_INCOMPLETE)
+		*p++ = 'I';
+	if (fr_commit_flags(commit) & ~FR_TAG_FLAGS_KNOWN)
+		*p++ = '?';
+	*p = 0;
+}
+
+/* Every tag with V set (or unreadable), as it is on PM before recovery. */
+struct json_object *meta_tags_json(struct fr_meta *m)
+{
+	const struct fr_geometry *g = &m->cache.geo;
+	struct json_object *a = json_object_new_array();
+	struct raw_tag t[2];
+	char buf[32];
+	u64 s;
+	int i;
+
+	for (s = 0; s < g->nr_slots; s++) {
+		load_tag(m, 2 * s, &t[0]);
+		load_tag(m, 2 * s + 1, &t[1]);
+		for (i = 0; i < 2; i++) {
+			struct json_object *o;
+			const char *why;
+			u64 p = 2 * s + (u64)i;
+
+			if (!t[i].unreadable && !(t[i].commit & FR_TAG_VALID))
+				continue;
+			o = json_object_new_object();
+			add_u64(o, "chunk", p);
+			add_u64(o, "slot", s);
+			why = tag_problem_full(m, p, &t[i], &t[i ^ 1]);
+			add_str(o, "state", why ? "corrupt" : "valid");
+			if (why)
+				add_str(o, "problem", why);
+			if (!t[i].unreadable) {
+				u64 key = fr_commit_key(t[i].commit);
+
+				add_u64(o, "key", key);
+				if (key <= FR_MAX_KEY >> 7)
+					add_u64(o, "origin_sector",
+						key << g->chunk_shift);
+				flag_letters(t[i].commit, buf);
+				add_str(o, "flags", buf);
+				snprintf(buf, sizeof(buf), "0x%016llx",
+					 (unsigned long long)t[i].commit);
+				add_str(o, "commit", buf);
+				add_u64(o, "seq", t[i].seq);
+				snprintf(buf, sizeof(buf), "0x%016llx",
+					 (unsigned long long)t[i].sectors);
+				add_str(o, "sectors", buf);
+				add_u64(o, "held_sectors",
+					hweight64(t[i].sectors));
+			}
+			json_object_array_add(a, o);
+		}
+	}
+	return a;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The fr target's status line (docs/target-interface.md), parsed and made
+ * readable. Pure functions: the unit tests feed them canned lines.
+ *
+ * Fields are positional and only ever appended to: a line with more fields
+ * than this frctl knows is accepted (the extra ones are counted, not shown),
+ * a line with fewer is an error.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "frctl.h"
+
+static int next_token(const char **s, char *tok, size_t len)
+{
+	const char *p = *s;
+	size_t n = 0;
+
+	while (*p == ' ' || *p == '\t' || *p == '\n')
+		p++;
+	if (!*p)
+		return -ENOENT;
+	while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+		if (n + 1 >= len)
+			return -E2BIG;
+		tok[n++] = *p++;
+	}
+	tok[n] = 0;
+	*s = p;
+	return 0;
+}
+
+int status_parse(const char *line, struct fr_status *st)
+{
+	u64 *fields[] = {
+		&st->chunk_sectors, &st->chunks_total, &st->chunks_valid,
+		&st->chunks_dirty, &st->read_hits, &st->read_misses,
+		&st->write_hits, &st->write_misses, &st->forced_writebacks,
+		&st->writeback_rounds, &st->chunks_written_back,
+		&st->origin_errors, &st->pm_errors, &st->read_fills,
+		&st->cleaner,
+	};
+	char tok[64];
+	unsigned int i;
+	const char *p = line;
+
+	memset(st, 0, sizeof(*st));
+	if (!line || next_token(&p, st->state, sizeof(st->state)))
+		return -EINVAL;
+	for (i = 0; st->state[i]; i++)
+		if (!((st->state[i] >= 'a' && st->state[i] <= 'z') ||
+		      st->state[i] == '_' || st->state[i] == '-'))
+			return -EINVAL;
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (next_token(&p, tok, sizeof(tok)) ||
+		    parse_u64(tok, fields[i]))
+			return -EINVAL;
+	}
+	while (!next_token(&p, tok, sizeof(tok)))
+		st->extra_fields++;
+	if (!st->chunk_sectors || st->chunks_valid > st->chunks_total ||
+	    st->chunks_dirty > st->chunks_valid || st->cleaner > 1)
+		return -ERANGE;
+	return 0;
+}
+
+int table_parse(const char *line, struct fr_table *t)
+{
+	const char *p = line;
+
+	memset(t, 0, sizeof(*t));
+	if (!line || next_token(&p, t->origin, sizeof(t->origin)) ||
+	    next_token(&p, t->pm, sizeof(t->pm)))
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+	snprintf(t->opts, sizeof(t->opts), "%s", p);
+	return 0;
+}
+
+static double pct(u64 part, u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void add_u64(struct json_object *o, const char *k, u64 v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static void add_pct(struct json_object *o, const char *k, double v)
+{
+	char buf[32];
+
+	/* One decimal, as a number: 83.3, not 83.33333333. */
+	snprintf(buf, sizeof(buf), "%.1f", v);
+	json_object_object_add(o, k, json_object_new_double_s(v, buf));
+}
+
+/* Bytes written back per second between two samples, or -1. */
+static double wb_rate(const struct fr_status *st, const struct fr_status *prev,
+		      double interval)
+{
+	if (!prev || interval <= 0 ||
+	    st->chunks_written_back < prev->chunks_written_back)
+		return -1;
+	return (double)((st->chunks_written_back - prev->chunks_written_back) *
+			(st->chunk_sectors << FR_SECTOR_SHIFT)) / interval;
+}
+
+struct json_object *status_json(const char *name, const char *uuid,
+				u64 length, const struct fr_table *t,
+				const struct fr_status *st,
+				const struct fr_status *prev, double interval)
+{
+	struct json_object *o = json_object_new_object();
+	u64 chunk = st->chunk_sectors << FR_SECTOR_SHIFT;
+	double rate = wb_rate(st, prev, interval);
+
+	json_object_object_add(o, "name", json_object_new_string(name));
+	if (uuid && *uuid)
+		json_object_object_add(o, "uuid", json_object_new_string(uuid));
+	add_u64(o, "size", length << FR_SECTOR_SHIFT);
+	if (t) {
+		json_object_object_add(o, "origin",
+				       json_object_new_string(t->origin));
+		json_object_object_add(o, "pm", json_object_new_string(t->pm));
+		json_object_object_add(o, "options",
+				       json_object_new_string(t->opts));
+	}
+	json_object_object_add(o, "state", json_object_new_string(st->state));
+	add_u64(o, "chunk_size", chunk);
+	add_u64(o, "chunks_total", st->chunks_total);
+	add_u64(o, "chunks_valid", st->chunks_valid);
+	add_u64(o, "chunks_dirty", st->chunks_dirty);
+	add_u64(o, "cache_bytes", st->chunks_total * chunk);
+	add_u64(o, "valid_bytes", st->chunks_valid * chunk);
+	add_u64(o, "dirty_bytes", st->chunks_dirty * chunk);
+	add_pct(o, "valid_percent", pct(st->chunks_valid, st->chunks_total));
+	add_pct(o, "dirty_percent", pct(st->chunks_dirty, st->chunks_total));
+	add_u64(o, "read_hits", st->read_hits);
+	add_u64(o, "read_misses", st->read_misses);
+	add_pct(o, "read_hit_percent",
+		pct(st->read_hits, st->read_hits + st->read_misses));
+	add_u64(o, "write_hits", st->write_hits);
+	add_u64(o, "write_misses", st->write_misses);
+	add_pct(o, "write_hit_percent",
+		pct(st->write_hits, st->write_hits + st->write_misses));
+	add_u64(o, "forced_writebacks", st->forced_writebacks);
+	add_u64(o, "writeback_rounds", st->writeback_rounds);
+	add_u64(o, "chunks_written_back", st->chunks_written_back);
+	add_u64(o, "bytes_written_back", st->chunks_written_back * chunk);
+	add_u64(o, "origin_errors", st->origin_errors);
+	add_u64(o, "pm_errors", st->pm_errors);
+	add_u64(o, "read_fills", st->read_fills);
+	json_object_object_add(o, "cleaner",
+			       json_object_new_boolean(st->cleaner != 0));
+	if (rate >= 0) {
+		add_u64(o, "writeback_bytes_per_second", (u64)rate);
+		add_pct(o, "sample_interval_seconds", interval);
+	}
+	return o;
+}
+
+void status_print(FILE *f, const char *name, const char *uuid, u64 length,
+		  const struct fr_table *t, const struct fr_status *st,
+		  const struct fr_status *prev, double interval)
+{
+	u64 chunk = st->chunk_sectors << FR_SECTOR_SHIFT;
+	double rate = wb_rate(st, prev, interval);
+	char b1[32], b2[32], b3[32];
+
+	fprintf(f, "%s: %s%s\n", name, st->state,
+		st->cleaner ? ", cleaner mode" : "");
+	if (uuid && *uuid)
+		fprintf(f, "  uuid:      %s\n", uuid);
+	if (t)
+		fprintf(f, "  devices:   origin %s, pm %s, %s%s%s\n", t->origin,
+			t->pm, fmt_bytes(b1, sizeof(b1),
+					 length << FR_SECTOR_SHIFT),
+			t->opts[0] ? ", options " : "", t->opts);
+	fprintf(f, "  cache:     %llu chunks of %s (%s), %llu valid (%.1f%%)\n",
+		(unsigned long long)st->chunks_total,
+		fmt_bytes(b1, sizeof(b1), chunk),
+		fmt_bytes(b2, sizeof(b2), st->chunks_total * chunk),
+		(unsigned long long)st->chunks_valid,
+		pct(st->chunks_valid, st->chunks_total));
+	fprintf(f, "  dirty:     %llu chunks, %s (%.1f%%)\n",
+		(unsigned long long)st->chunks_dirty,
+		fmt_bytes(b3, sizeof(b3), st->chunks_dirty * chunk),
+		pct(st->chunks_dirty, st->chunks_total));
+	fprintf(f, "  reads:     %llu hits, %llu misses (%.1f%% hit), %llu filled\n",
+		(unsigned long long)st->read_hits,
+		(unsigned long long)st->read_misses,
+		pct(st->read_hits, st->read_hits + st->read_misses),
+		(unsigned long long)st->read_fills);
+	fprintf(f, "  writes:    %llu hits, %llu misses (%.1f%% hit), %llu forced writebacks\n",
+		(unsigned long long)st->write_hits,
+		(unsigned long long)st->write_misses,
+		pct(st->write_hits, st->write_hits + st->write_misses),
+		(unsigned long long)st->forced_writebacks);
+	fprintf(f, "  writeback: %llu rounds, %llu chunks (%s)",
+		(unsigned long long)st->writeback_rounds,
+		(unsigned long long)st->chunks_written_back,
+		fmt_bytes(b1, sizeof(b1), st->chunks_written_back * chunk));
+	if (rate >= 0)
+		fprintf(f, ", %s/s", fmt_bytes(b2, sizeof(b2), (u64)rate));
+	fputc('\n', f);
+	fprintf(f, "  errors:    origin %llu, pm %llu\n",
+		(unsigned long long)st->origin_errors,
+		(unsigned long long)st->pm_errors);
+}
