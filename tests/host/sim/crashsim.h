@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The crash simulator's shared state and helpers (crashsim.c, ops.c). */
+#ifndef CRASHSIM_H
+#define CRASHSIM_H
+
+#include <setjmp.h>
+#include <stdio.h>
+#include "fr-core.h"
+#include "gen.h"
+#include "simpm.h"
+#include "simorigin.h"
+
+#define SECT 512
+#define MAX_INJ 3
+#define LOG_MAX 256
+#define LOG_LEN 72
+
+enum op_type {
+	OP_WRITE,
+	OP_FILL,
+	OP_DISCARD,
+	OP_WB,
+	OP_RECOVER,
+	OP_XREGION,	/* a write crossing a region: must be refused */
+	OP_CRASH,	/* pseudo-op: crash inside the next op, recover */
+};
+
+enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED };
+
+struct op {
+	u8 type;
+	u8 inj_at;
+	u8 ninj;
+	u64 sector;
+	u32 nr;
+	u32 max;		/* OP_WB */
+	u64 key;		/* OP_FILL */
+	u64 crash_sel;		/* OP_CRASH: which crash point, which state */
+	struct { u64 sector; u32 nr; } inj[MAX_INJ];
+};
+
+enum op_status { ST_INFLIGHT, ST_ACKED, ST_LOST };
+
+/* What the reference model knows of every operation (id 1: the image). */
+struct oprec {
+	u8 type;
+	u8 status;
+	u64 sector;
+	u32 nr;
+};
+
+struct cfg {
+	const char *name;
+	u32 chunks;
+	u32 region;
+	u64 stride;		/* 0: default */
+	u64 origin_sectors;
+};
+
+/* Everything an exhaustive search restores between branches. */
+struct snap {
+	u8 *pm_view, *pm_media, *org_media;
+	u32 *cur;
+	u8 *freed;
+	struct oprec *ops;
+	u32 nops, nlog;
+	u64 cursor;
+	unsigned long *vb, *db;
+	s64 next_seq;
+	char (*log)[LOG_LEN];
+};
+
+/* Write coverage: the Figure 3 case each chunk of a write met. */
+enum fig3 {
+	F_1, F_2_1, F_2_2, F_3_1_CLEAN, F_3_1_DIRTY, F_3_2_CLEAN, F_3_2_DIRTY,
+	F_3_3_CLEAN, F_3_3_DIRTY, F_MULTI, F_PARTIAL, F_NEED_CLEAN, F_FILL,
+	F_FILL_SKIPPED, F_DISCARD_DROP, F_WB_CLEANED, F_WB_KEPT_DIRTY,
+	F_XREGION, F_RECOVERY_STORES, F_GROUP_BACK, F_GROUP_FWD, F_WAITED, F_NR
+};
+
+#define SEEN_CAP (1U << 15)
+struct seen {
+	u64 h[SEEN_CAP];
+	u32 g[SEEN_CAP];	/* entry valid if g == gen */
+	u32 gen, n;
+};
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+struct sim {
+	/* options */
+	struct gen_params gp, rgp;	/* op crash points, recovery crash points */
+	int verbose;
+	u64 max_violations;
+	int print_violations;
+	bool wb_race;
+
+	/* geometry and buffers */
+	const struct cfg *cfg;
+	u64 pm_bytes;
+	u8 *pm_view, *pm_media, *scratch;
+	struct simpm pm, spm;		/* the live PM; the crash scratch */
+	struct simpm_undo undo;
+	struct fr_cache c;
+	unsigned long *vb, *db, *cvb, *cdb;
+	u64 nlongs;
+	struct simorigin org;
+	bool locked_any;
+	u8 *locked;			/* per slot */
+
+	/* reference model */
+	u32 *cur;			/* per sector: op id last acknowledged */
+	u8 *freed;			/* per sector: discarded since */
+	struct oprec *ops;
+	u32 nops, cap_ops;
+	u32 inflight;			/* write/discard being executed */
+	u64 cursor;			/* writeback cursor */
+
+	/* keys to check at crash states of the current op */
+	u32 *keystamp, stamp;
+	u64 *opkeys;
+	u32 nopkeys;
+
+	/* log of operations, for reports */
+	char (*log)[LOG_LEN];
+	u32 nlog;
+	const char *phase;		/* "exhaustive p8-r2 S2", "random #12" */
+
+	/* crash-point bookkeeping */
+	u64 op_points;			/* crash points in the current op */
+	u64 crash_target;		/* 0: none; else crash at this op point */
+	u64 crash_seed;
+	jmp_buf crash_jb;
+	bool crashed;
+	const char *point_kind;
+	u64 states, points, violations, violating_states;
+	bool state_bad;
+	char first_violation[4096];
+	u64 fig3[F_NR];
+
+	/* the crash state being checked, for reports */
+	const struct simpm_epoch *cs_ep;
+	const u8 *cs_assign;
+	u32 cs_norg;
+	const u32 *cs_org_sector;
+	const u8 *cs_org_assign;
+	int cs_rec_epoch;
+	const struct simpm_epoch *cs_rec_ep;
+	const u8 *cs_rec_assign;
+
+	/* recovery crash points recorded while recovering a crash state */
+	struct simpm_epoch *rec_eps;
+	u32 nrec_eps, cap_rec_eps;
+	u8 *tags_ref;
+	u8 sb_ref[FR_SB_BYTES];
+	struct fr_cache cache_ref;
+	bool attach_fresh;
+	u64 tags_bytes;
+	/* OP_RECOVER: hashes of the states recovered from crashes inside it */
+	u64 *rec_hashes;
+	u32 nrec_hashes, cap_rec_hashes;
+	bool collect_rec_hashes;
+
+	/* scratch group tables for fr_recover */
+	struct fr_group_scratch groups[64];
+
+	/* dedupe of crash states at one crash point, and inside recovery */
+	struct seen seen_op, seen_rec;
+
+	/* writeback staging */
+	struct wbctx *wb_live;
+};
+
+extern struct sim S;
+
+void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void crash_point(const char *kind);
+void log_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* CRASHSIM_H */
