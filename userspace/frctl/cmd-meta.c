@@ -201,8 +201,7 @@ int format_pm(const char *pm_path, const char *origin_path,
 	memset(&p, 0, sizeof(p));
 	if (origin_path) {
 		if (same_device(pm_path, origin_path)) {
-			fr_err("the PM and the origin are the same device");
-			return FR_EXIT_USAGE;
+			return fr_usage_error("the PM and the origin are the same device");
 		}
 		r = origin_sectors_of(origin_path, &origin_sectors);
 		if (r)
@@ -214,9 +213,8 @@ int format_pm(const char *pm_path, const char *origin_path,
 		}
 	}
 	if (strlen(origin_id) >= FR_ORIGIN_ID_LEN) {
-		fr_err("origin id '%s' is longer than %d bytes", origin_id,
-		       FR_ORIGIN_ID_LEN - 1);
-		return FR_EXIT_USAGE;
+		return fr_usage_error("origin id '%s' is longer than %d bytes",
+				      origin_id, FR_ORIGIN_ID_LEN - 1);
 	}
 	snprintf(p.origin_id, sizeof(p.origin_id), "%s", origin_id);
 	p.origin_sectors = origin_sectors;
@@ -382,6 +380,16 @@ int cmd_format(int argc, char **argv)
 			 have_uuid ? uuid : NULL, force, json, false, out);
 }
 
+/* Is the image shorter than the PM size its superblock records? */
+static bool truncated(const struct fr_image *im)
+{
+	struct fr_sb_disk sb;
+
+	if (im->size < sizeof(sb) || fr_pm_read(&sb, im->map, sizeof(sb)))
+		return im->size < sizeof(sb);
+	return le64_to_cpu(sb.pm_bytes) > im->size;
+}
+
 /* Open and decode for check, repair and dump; 0 or an exit code. */
 static int open_meta(const char *path, unsigned int flags, struct fr_image *im,
 		     struct fr_meta *m, bool quiet)
@@ -403,7 +411,10 @@ static int open_meta(const char *path, unsigned int flags, struct fr_image *im,
 			       path, m->why);
 			break;
 		default:
-			fr_err("%s: damaged dm-fr superblock: %s", path, m->why);
+			fr_err("%s: damaged dm-fr superblock: %s%s", path, m->why,
+			       truncated(im) ?
+			       " (the device or image is shorter than the cache it describes: truncated?)" :
+			       "");
 			break;
 		}
 	}

@@ -15,7 +15,8 @@
 #include "sysdev.h"
 
 /* libdevmapper's messages, with frctl's prefix; debug chatter dropped. */
-static void dm_log(int level, const char *file, int line, int dm_errno,
+static void __attribute__((format(printf, 5, 6)))
+dm_log(int level, const char *file, int line, int dm_errno,
 		   const char *fmt, ...)
 {
 	va_list ap;

@@ -15,7 +15,8 @@
 
 const char *frctl_verb;
 
-static void vmsg(const char *kind, const char *fmt, va_list ap)
+static void __attribute__((format(printf, 2, 0)))
+vmsg(const char *kind, const char *fmt, va_list ap)
 {
 	fflush(stdout);
 	if (frctl_verb)

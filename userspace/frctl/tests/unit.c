@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Unit tests of frctl's pure parts: number parsing, the status line parser
+ * and its JSON, udev encoding, uuids, and the SIGBUS-guarded PM read.
+ * Prints one line per failure and "N passed, N failed" at the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "frctl.h"
+
+static int passed, failed;
+
+#define CHECK(cond) do {						\
+	if (cond) {							\
+		passed++;						\
+	} else {							\
+		failed++;						\
+		printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);	\
+	}								\
+} while (0)
+
+static void test_numbers(void)
+{
+	u64 v;
+
+	CHECK(!parse_u64("0", &v) && v == 0);
+	CHECK(!parse_u64("18446744073709551615", &v) && v == ~0ULL);
+	CHECK(parse_u64("18446744073709551616", &v) == -ERANGE);
+	CHECK(parse_u64("12a", &v) == -EINVAL);
+	CHECK(parse_u64("-1", &v) == -EINVAL);
+	CHECK(parse_u64(" 1", &v) == -EINVAL);
+	CHECK(parse_u64("1 ", &v) == -EINVAL);
+	CHECK(parse_u64("", &v) == -EINVAL);
+	CHECK(parse_u64("0x10", &v) == -EINVAL);
+	CHECK(!parse_size("4096", &v) && v == 4096);
+	CHECK(!parse_size("4k", &v) && v == 4096);
+	CHECK(!parse_size("4KiB", &v) && v == 4096);
+	CHECK(!parse_size("1M", &v) && v == 1 << 20);
+	CHECK(!parse_size("2GiB", &v) && v == 2ULL << 30);
+	CHECK(!parse_size("1t", &v) && v == 1ULL << 40);
+	CHECK(parse_size("4kb", &v) == -EINVAL);
+	CHECK(parse_size("4 k", &v) == -EINVAL);
+	CHECK(parse_size("k", &v) == -EINVAL);
+	CHECK(parse_size("1.5M", &v) == -EINVAL);
+	CHECK(parse_size("17179869184T", &v) == -ERANGE);
+	CHECK(parse_size("99999999999999999999999999", &v) == -ERANGE);
+}
+
+static const char *good =
+	"ok 8 130048 1024 512 1000 200 300 100 3 7 4096 0 0 10 0";
+
+static void test_status(void)
+{
+	struct fr_status st;
+	struct fr_table t;
+	struct json_object *o, *v;
+	char line[256];
+
+	CHECK(!status_parse(good, &st));
+	CHECK(!strcmp(st.state, "ok") && st.chunk_sectors == 8 &&
+	      st.chunks_total == 130048 && st.chunks_valid == 1024 &&
+	      st.chunks_dirty == 512 && st.read_hits == 1000 &&
+	      st.read_misses == 200 && st.write_hits == 300 &&
+	      st.write_misses == 100 && st.forced_writebacks == 3 &&
+	      st.writeback_rounds == 7 && st.chunks_written_back == 4096 &&
+	      st.origin_errors == 0 && st.pm_errors == 0 &&
+	      st.read_fills == 10 && st.cleaner == 0 && !st.extra_fields);
+	snprintf(line, sizeof(line), "%s 5 6", good);
+	CHECK(!status_parse(line, &st) && st.extra_fields == 2);
+	CHECK(status_parse("ok 8 1 2 3", &st) == -EINVAL);
+	CHECK(status_parse("ok 8 130048 1024 512 1000 200 300 100 3 7 4096 0 0 10 x", &st) == -EINVAL);
+	CHECK(status_parse("ok 8 130048 1024 512 1000 200 300 100 3 7 4096 0 0 10 1x", &st) == -EINVAL);
+	CHECK(status_parse("ok 8 130048 1024 512 1000 200 300 100 3 7 -4 0 0 10 0", &st) == -EINVAL);
+	CHECK(status_parse("OK! 8 130048 1024 512 1000 200 300 100 3 7 4 0 0 10 0", &st) == -EINVAL);
+	CHECK(status_parse("ok 8 10 20 5 0 0 0 0 0 0 0 0 0 0 0", &st) == -ERANGE);
+	CHECK(status_parse("ok 0 10 2 1 0 0 0 0 0 0 0 0 0 0 0", &st) == -ERANGE);
+	CHECK(status_parse("", &st) == -EINVAL);
+	CHECK(status_parse(NULL, &st) == -EINVAL);
+	CHECK(!status_parse("degraded 8 10 2 1 0 0 0 0 0 0 0 9 0 0 1", &st) &&
+	      !strcmp(st.state, "degraded") && st.cleaner == 1 &&
+	      st.origin_errors == 9);
+
+	CHECK(!table_parse("253:1 259:0 2 writeback_period 20", &t));
+	CHECK(!strcmp(t.origin, "253:1") && !strcmp(t.pm, "259:0") &&
+	      !strcmp(t.opts, "2 writeback_period 20"));
+	CHECK(table_parse("253:1", &t) == -EINVAL);
+
+	{
+		struct fr_status prev;
+
+		status_parse(good, &st);
+		prev = st;
+		prev.chunks_written_back -= 256;	/* 1 MiB in 2 s */
+		o = status_json("fr0", "FR-00", 16384, &t, &st, &prev, 2.0);
+		CHECK(json_object_object_get_ex(o, "dirty_bytes", &v) &&
+		      json_object_get_uint64(v) == 512ULL * 4096);
+		CHECK(json_object_object_get_ex(o, "read_hit_percent", &v) &&
+		      json_object_get_double(v) > 83.3 &&
+		      json_object_get_double(v) < 83.4);
+		CHECK(json_object_object_get_ex(o, "writeback_bytes_per_second", &v) &&
+		      json_object_get_uint64(v) == 512 * 1024);
+		CHECK(json_object_object_get_ex(o, "cleaner", &v) &&
+		      !json_object_get_boolean(v));
+		CHECK(json_object_object_get_ex(o, "size", &v) &&
+		      json_object_get_uint64(v) == 16384ULL * 512);
+		json_object_put(o);
+		o = status_json("fr0", NULL, 16384, NULL, &st, NULL, 0);
+		CHECK(!json_object_object_get_ex(o, "writeback_bytes_per_second", &v));
+		CHECK(!json_object_object_get_ex(o, "uuid", &v));
+		json_object_put(o);
+	}
+}
+
+static void test_strings(void)
+{
+	char out[256], us[37], hex[33];
+	u8 u[16];
+	size_t i;
+
+	udev_encode("/dev/disk/by-id/wwn-0x5000c500a1b2c3d4", out, sizeof(out));
+	CHECK(!strcmp(out, "/dev/disk/by-id/wwn-0x5000c500a1b2c3d4"));
+	udev_encode("a b\"c$", out, sizeof(out));
+	CHECK(!strcmp(out, "a\\x20b\\x22c\\x24"));
+	CHECK(!uuid_parse_str("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0", u));
+	uuid_unparse_lower(u, us);
+	CHECK(!strcmp(us, "0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0"));
+	uuid_hex(u, hex);
+	CHECK(!strcmp(hex, "0f1e2d3c4b5a49788796a5b4c3d2e1f0"));
+	CHECK(!uuid_parse_str("0F1E2D3C4B5A49788796A5B4C3D2E1F0", u));
+	CHECK(uuid_parse_str("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f", u));
+	CHECK(uuid_parse_str("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f00", u));
+	CHECK(uuid_parse_str("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1fg", u));
+	fmt_bytes(out, sizeof(out), 512);
+	CHECK(!strcmp(out, "512 B"));
+	fmt_bytes(out, sizeof(out), 1536);
+	CHECK(!strcmp(out, "1.50 KiB"));
+	fmt_bytes(out, sizeof(out), 512ULL << 20);
+	CHECK(!strcmp(out, "512 MiB"));
+	for (i = 0; i < sizeof(out); i++)
+		out[i] = 'x';
+	udev_encode("\x01\x02\x03\x04\x05\x06\x07\x08", out, 12);
+	CHECK(strlen(out) < 12);
+}
+
+/* A read of a page past the end of a truncated file: -EIO, not a crash. */
+static void test_sigbus(void)
+{
+	char path[] = "/tmp/frctl-unit-XXXXXX";
+	long pg = sysconf(_SC_PAGESIZE);
+	u8 buf[16];
+	u64 v;
+	int fd = mkstemp(path);
+	u8 *map;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	unlink(path);
+	CHECK(!ftruncate(fd, 2 * pg));
+	map = mmap(NULL, 2 * (size_t)pg, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(map != MAP_FAILED);
+	if (map == MAP_FAILED)
+		return;
+	CHECK(!ftruncate(fd, pg));
+	frctl_pm_install_sigbus();
+	CHECK(fr_pm_read(buf, map, sizeof(buf)) == 0);
+	CHECK(fr_pm_read(buf, map + pg, sizeof(buf)) == -EIO);
+	CHECK(fr_pm_load8((const __le64 *)(map + pg + 8), &v) == -EIO);
+	CHECK(fr_pm_load8((const __le64 *)map, &v) == 0 && v == 0);
+	munmap(map, 2 * (size_t)pg);
+	close(fd);
+}
+
+int main(void)
+{
+	test_numbers();
+	test_status();
+	test_strings();
+	test_sigbus();
+	printf("unit: %d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
