@@ -4,8 +4,9 @@
  * the superblock (63 bytes at most), so that frctl create and udev
  * auto-activation can find the origin again and refuse the wrong one.
  *
- * An id is either an absolute path (an image file, a /dev/disk/by-* link)
- * or a bare name under /dev/disk/by-id/. A bare "dm-uuid-X" or "dm-name-X"
+ * An id is either an absolute path (an image file, a /dev/disk/by-path link),
+ * a bare name under /dev/disk/by-id/, or "dev:MAJOR:MINOR" as the kernel
+ * writes it when it formats the PM itself (table argument "fresh"). A bare "dm-uuid-X" or "dm-name-X"
  * is also found through sysfs when udev made no link (a guest without udev).
  */
 #include <dirent.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "frctl.h"
 
@@ -40,11 +42,12 @@ static bool fit(const char *dir, const char *name, char *id, size_t idlen)
 {
 	size_t max = idlen < FR_ORIGIN_ID_LEN ? idlen : FR_ORIGIN_ID_LEN;
 
-	if (strlen(dir) + strlen(name) < max) {
+	/* A by-id name is kept bare: resolvable through sysfs without udev. */
+	if (strcmp(dir, BY_ID) && strlen(dir) + strlen(name) < max) {
 		snprintf(id, idlen, "%s%s", dir, name);
 		return true;
 	}
-	if (dir && !strcmp(dir, BY_ID) && strlen(name) < max) {
+	if (!strcmp(dir, BY_ID) && strlen(name) < max) {
 		snprintf(id, idlen, "%s", name);
 		return true;
 	}
@@ -203,6 +206,28 @@ int origin_resolve_id(const char *id, char *path, size_t plen)
 		return -ENOENT;
 	if (id[0] == '/') {
 		snprintf(path, plen, "%s", id);
+		return stat(path, &st) ? -ENOENT : 0;
+	}
+	if (!strncmp(id, "dev:", 4)) {
+		/* The kernel's own "fresh" format records dev:MAJOR:MINOR. */
+		unsigned int ma, mi;
+		char sys[64], link[PATH_MAX];
+		ssize_t n;
+		char *b;
+
+		if (sscanf(id + 4, "%u:%u", &ma, &mi) != 2)
+			return -EINVAL;
+		snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", ma, mi);
+		n = readlink(sys, link, sizeof(link) - 1);
+		if (n <= 0)
+			return -ENOENT;
+		link[n] = 0;
+		b = strrchr(link, '/');
+		b = b ? b + 1 : link;
+		if (strlen(b) + 6 > plen)
+			return -ENAMETOOLONG;
+		memcpy(path, "/dev/", 5);
+		memcpy(path + 5, b, strlen(b) + 1);
 		return stat(path, &st) ? -ENOENT : 0;
 	}
 	if (strchr(id, '/'))
