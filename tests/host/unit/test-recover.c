@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* fr_recover() modes on crafted tag states, and the core's refusals. */
+#include <stdlib.h>
+#include "harness.h"
+#include "util.h"
+
+/*
+ * p8-r2: 4 slots, regions of 2 chunks, stride 3, 16 origin chunks, the last
+ * one short (5 sectors). Keys per slot: 0:{0,3,8,11} 1:{1,6,9,14}
+ * 2:{4,7,12,15} 3:{2,5,10,13}.
+ */
+#define ORIGIN (16 * 8 - 3)
+#define VND (FR_TAG_VALID | FR_TAG_NEW | FR_TAG_DIRTY)
+
+static int recover(struct img *im, enum fr_recover_mode m, u32 ngroups,
+		   struct fr_recovery_report *rep, const char **why)
+{
+	struct fr_group_scratch gs[8];
+	struct fr_cache c;
+	int r;
+
+	img_use(im);
+	memset(im->vb, 0xa5, sizeof(im->vb));
+	memset(im->db, 0xa5, sizeof(im->db));
+	r = fr_cache_attach(&c, im->pm, im->bytes, im->vb, im->db, why);
+	if (r)
+		return r;
+	r = fr_recover(&c, m, gs, ngroups, rep, why);
+	im->c = c;
+	return r;
+}
+
+/* An interrupted group (keys 0, 1) over an older copy of key 0, and a
+ * superseded copy of key 4. */
+static void messy(struct img *im)
+{
+	set_tag(im, pch(0, 1), 0, FR_TAG_VALID | FR_TAG_DIRTY, 3, 0xff);
+	set_tag(im, pch(0, 0), 0, VND | FR_TAG_INCOMPLETE, 9, 0xff);
+	set_tag(im, pch(1, 0), 1, VND | FR_TAG_INCOMPLETE, 9, 0x0f);
+	set_tag(im, pch(2, 0), 4, FR_TAG_VALID | FR_TAG_DIRTY, 7, 0xff);
+	set_tag(im, pch(2, 1), 4, VND, 8, 0x01);
+	set_tag(im, pch(3, 1), 2, FR_TAG_VALID | FR_TAG_NEW, 2, 0xff);
+}
+
+TEST(recover_check_changes_nothing)
+{
+	struct img im;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	u8 *before;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	messy(&im);
+	before = malloc(im.bytes);
+	memcpy(before, im.pm, im.bytes);
+	REQUIRE(!recover(&im, FR_RECOVER_CHECK, 8, &rep, &why));
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	CHECK_EQ(rep.stores, 0);
+	CHECK_EQ(rep.groups_rolled_back, 1);
+	CHECK_EQ(rep.groups_rolled_forward, 0);
+	CHECK_EQ(rep.members_rolled_back, 2);
+	CHECK_EQ(rep.superseded_dropped, 1);
+	CHECK_EQ(rep.valid, 3);		/* old key 0, new key 4, key 2 */
+	CHECK_EQ(rep.dirty, 2);
+	CHECK_EQ(rep.corrupt_tags, 0);
+	CHECK_EQ(rep.max_seq, 9);
+	/* CHECK still rebuilds the DRAM state it reports */
+	CHECK_EQ(fr_count_valid(&im.c), 3);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	free(before);
+	img_free(&im);
+}
+
+TEST(recover_apply_resolves_and_is_idempotent)
+{
+	struct img im;
+	struct fr_recovery_report rep;
+	struct fr_hit hit;
+	const char *why = NULL;
+	u8 *after;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	messy(&im);
+	REQUIRE(!recover(&im, FR_RECOVER_APPLY, 8, &rep, &why));
+	CHECK_EQ(rep.groups_rolled_back, 1);
+	CHECK_EQ(rep.superseded_dropped, 1);
+	CHECK(rep.stores >= 3);
+	CHECK_EQ(tag_commit_of(&im, pch(0, 0)), 0);
+	CHECK_EQ(tag_commit_of(&im, pch(1, 0)), 0);
+	CHECK_EQ(tag_commit_of(&im, pch(2, 0)), 0);
+	CHECK_EQ(tag_commit_of(&im, pch(0, 1)),
+		 fr_commit_word(0, FR_TAG_VALID | FR_TAG_DIRTY));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &hit));
+	CHECK_EQ(from_pchunk(hit.pchunk), pch(0, 1));
+	CHECK(!fr_lookup(&im.c, to_ochunk(1), &hit));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(4), &hit));
+	CHECK_EQ(hit.sectors, 0x01);
+	CHECK_EQ(fr_count_valid(&im.c), 3);
+	CHECK_EQ(atomic64_read(&im.c.next_seq), 9);
+	after = malloc(im.bytes);
+	memcpy(after, im.pm, im.bytes);
+	REQUIRE(!recover(&im, FR_RECOVER_APPLY, 8, &rep, &why));
+	CHECK_EQ(rep.stores, 0);
+	CHECK(!memcmp(after, im.pm, im.bytes));
+	free(after);
+	img_free(&im);
+}
+
+TEST(recover_rolls_forward_a_committed_group)
+{
+	struct img im;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	/* member of key 1 completed (INCOMPLETE clear): the group committed */
+	set_tag(&im, pch(0, 1), 0, FR_TAG_VALID | FR_TAG_DIRTY, 3, 0xff);
+	set_tag(&im, pch(0, 0), 0, VND | FR_TAG_INCOMPLETE, 9, 0xf0);
+	set_tag(&im, pch(1, 0), 1, VND, 9, 0x0f);
+	REQUIRE(!recover(&im, FR_RECOVER_APPLY, 8, &rep, &why));
+	CHECK_EQ(rep.groups_rolled_forward, 1);
+	CHECK_EQ(rep.groups_rolled_back, 0);
+	CHECK_EQ(rep.superseded_dropped, 1);
+	CHECK_EQ(tag_commit_of(&im, pch(0, 0)), fr_commit_word(0, VND));
+	CHECK_EQ(tag_commit_of(&im, pch(0, 1)), 0);
+	CHECK_EQ(tag_commit_of(&im, pch(1, 0)), fr_commit_word(1, VND));
+	img_free(&im);
+}
+
+TEST(recover_apply_refuses_corrupt_tags_unchanged)
+{
+	struct img im;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	u8 *before;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	messy(&im);
+	set_tag(&im, pch(3, 0), 5, FR_TAG_VALID | 0x10, 1, 0xff);
+	before = malloc(im.bytes);
+	memcpy(before, im.pm, im.bytes);
+	CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 8, &rep, &why), -EUCLEAN);
+	CHECK_STR(why, "corrupt tags");
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	CHECK_EQ(rep.corrupt_tags, 1);
+	CHECK_EQ(rep.first_corrupt, pch(3, 0));
+	CHECK_EQ(rep.stores, 0);
+
+	/* REPAIR clears the corrupt tag and resolves the rest */
+	REQUIRE(!recover(&im, FR_RECOVER_REPAIR, 8, &rep, &why));
+	CHECK_EQ(rep.corrupt_tags, 1);
+	CHECK_EQ(tag_commit_of(&im, pch(3, 0)), 0);
+	CHECK_EQ(tag_commit_of(&im, pch(0, 0)), 0);
+	CHECK_EQ(rep.groups_rolled_back, 1);
+	REQUIRE(!recover(&im, FR_RECOVER_APPLY, 8, &rep, &why));
+	CHECK_EQ(rep.corrupt_tags, 0);
+	CHECK_EQ(rep.stores, 0);
+	CHECK_EQ(rep.valid, 3);
+	free(before);
+	img_free(&im);
+}
+
+TEST(recover_e2big_when_scratch_too_small)
+{
+	struct img im;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	u8 *before;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	/* three interrupted groups: seqs 4, 5, 6 */
+	set_tag(&im, pch(0, 0), 0, VND | FR_TAG_INCOMPLETE, 4, 0xff);
+	set_tag(&im, pch(1, 0), 1, VND | FR_TAG_INCOMPLETE, 4, 0xff);
+	set_tag(&im, pch(3, 0), 2, VND | FR_TAG_INCOMPLETE, 5, 0xff);
+	set_tag(&im, pch(0, 1), 3, VND | FR_TAG_INCOMPLETE, 5, 0xff);
+	set_tag(&im, pch(2, 0), 4, VND | FR_TAG_INCOMPLETE, 6, 0xff);
+	set_tag(&im, pch(3, 1), 5, VND | FR_TAG_INCOMPLETE, 6, 0xff);
+	before = malloc(im.bytes);
+	memcpy(before, im.pm, im.bytes);
+	CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 2, &rep, &why), -E2BIG);
+	CHECK_STR(why, "too many interrupted");
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	CHECK_EQ(recover(&im, FR_RECOVER_REPAIR, 2, &rep, &why), -E2BIG);
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	REQUIRE(!recover(&im, FR_RECOVER_APPLY, 3, &rep, &why));
+	CHECK_EQ(rep.groups_rolled_back, 3);
+	CHECK_EQ(rep.members_rolled_back, 6);
+	CHECK_EQ(fr_count_valid(&im.c), 0);
+	free(before);
+	img_free(&im);
+}
+
+TEST(recover_detects_every_kind_of_corrupt_tag)
+{
+	const struct {
+		const char *what;
+		u64 p, key;
+		u8 flags;
+		u64 sectors;
+	} cases[] = {
+		{ "unknown flag", pch(0, 0), 0, FR_TAG_VALID | 0x80, 0xff },
+		{ "key beyond the origin", pch(0, 0), 16, FR_TAG_VALID, 0xff },
+		{ "key of another slot", pch(0, 0), 1, FR_TAG_VALID, 0xff },
+		{ "no sectors held", pch(0, 0), 3, FR_TAG_VALID, 0 },
+		{ "sectors past the chunk", pch(0, 0), 0, FR_TAG_VALID, 0x100 },
+		{ "sectors past the short last chunk", pch(2, 1), 15,
+		  FR_TAG_VALID, 0x3f },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_LEN(cases); i++) {
+		struct img im;
+		struct fr_recovery_report rep;
+		const char *why = NULL;
+
+		REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+		set_tag(&im, cases[i].p, cases[i].key, cases[i].flags, 1,
+			cases[i].sectors);
+		CHECK_EQ(recover(&im, FR_RECOVER_CHECK, 8, &rep, &why), 0);
+		if (rep.corrupt_tags != 1 || rep.first_corrupt != cases[i].p)
+			printf("  not detected: %s\n", cases[i].what);
+		CHECK_EQ(rep.corrupt_tags, 1);
+		CHECK_EQ(rep.first_corrupt, cases[i].p);
+		CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 8, &rep, &why), -EUCLEAN);
+		img_free(&im);
+	}
+	/* the short last chunk's own mask is fine */
+	{
+		struct img im;
+		struct fr_recovery_report rep;
+		const char *why = NULL;
+
+		REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+		set_tag(&im, pch(2, 1), 15, FR_TAG_VALID, 1, 0x1f);
+		CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 8, &rep, &why), 0);
+		CHECK_EQ(rep.corrupt_tags, 0);
+		CHECK_EQ(rep.valid, 1);
+		img_free(&im);
+	}
+	/* two copies of one key, both N: the older (by seq) is the corrupt one */
+	{
+		struct img im;
+		struct fr_recovery_report rep;
+		const char *why = NULL;
+
+		REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+		set_tag(&im, pch(0, 0), 3, VND, 7, 0xff);
+		set_tag(&im, pch(0, 1), 3, VND, 6, 0xff);
+		CHECK_EQ(recover(&im, FR_RECOVER_CHECK, 8, &rep, &why), 0);
+		CHECK_EQ(rep.corrupt_tags, 1);
+		CHECK_EQ(rep.first_corrupt, pch(0, 1));
+		REQUIRE(!recover(&im, FR_RECOVER_REPAIR, 8, &rep, &why));
+		CHECK_EQ(tag_commit_of(&im, pch(0, 1)), 0);
+		CHECK_EQ(tag_commit_of(&im, pch(0, 0)), fr_commit_word(3, VND));
+		img_free(&im);
+	}
+	/* an unreadable tag (machine check) is counted and repaired */
+	{
+		struct img im;
+		struct fr_recovery_report rep;
+		const char *why = NULL;
+
+		REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+		set_tag(&im, pch(1, 1), 6, VND, 7, 0xff);
+		im.spm.poison_off = (u64)((u8 *)&im.c.tags[pch(1, 1)].seq - im.pm);
+		im.spm.poison_len = 8;
+		CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 8, &rep, &why), -EUCLEAN);
+		CHECK_EQ(rep.unreadable_tags, 1);
+		CHECK_EQ(rep.corrupt_tags, 1);
+		REQUIRE(!recover(&im, FR_RECOVER_REPAIR, 8, &rep, &why));
+		CHECK_EQ(tag_commit_of(&im, pch(1, 1)), 0);
+		img_free(&im);
+	}
+}
+
+/* ---- the write path's refusals and the writeback handshake ---- */
+
+static u8 origin_mem[ORIGIN * 512];
+static u8 stage_buf[64 * 512];
+static struct { u64 sector; u32 nr, at; } staged[64];
+static u32 nstaged, stage_used, flushes;
+
+static void nolock(void *ctx, fr_slot_t s) { (void)ctx; (void)s; }
+
+static int t_stage(void *ctx, u64 sector, const void *src, u32 nr)
+{
+	(void)ctx;
+	memcpy(stage_buf + stage_used * 512, src, nr * 512);
+	staged[nstaged].sector = sector;
+	staged[nstaged].nr = nr;
+	staged[nstaged++].at = stage_used;
+	stage_used += nr;
+	return 0;
+}
+
+static int t_submit(void *ctx)
+{
+	u32 i;
+
+	(void)ctx;
+	for (i = 0; i < nstaged; i++)
+		memcpy(origin_mem + staged[i].sector * 512,
+		       stage_buf + staged[i].at * 512, staged[i].nr * 512);
+	nstaged = stage_used = 0;
+	return 0;
+}
+
+static int t_flush(void *ctx)
+{
+	(void)ctx;
+	flushes++;
+	return 0;
+}
+
+static const struct fr_wb_ops t_ops = {
+	nolock, nolock, t_stage, t_submit, t_flush,
+};
+
+static void fill_byte(void *arg, void *dst, u32 nr)
+{
+	u8 buf[8 * 512];
+
+	memset(buf, *(u8 *)arg, nr * 512);
+	fr_pm_copy(dst, buf, nr * 512);
+}
+
+TEST(write_refusals_change_nothing)
+{
+	struct img im;
+	struct fr_write_result res;
+	u8 v = 0x11;
+	u64 stores;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	stores = im.spm.stores;
+	/* across a region boundary (chunk 1 | chunk 2) */
+	CHECK_EQ(fr_write(&im.c, 12, 8, fill_byte, &v, &res), -EINVAL);
+	CHECK_EQ(fr_write(&im.c, 0, 0, fill_byte, &v, &res), -EINVAL);
+	CHECK_EQ(fr_write(&im.c, ORIGIN, 1, fill_byte, &v, &res), -EINVAL);
+	CHECK_EQ(fr_write(&im.c, ORIGIN - 2, 3, fill_byte, &v, &res), -EINVAL);
+	CHECK_EQ(im.spm.stores, stores);
+	CHECK_EQ(fr_discard(&im.c, ORIGIN, 8), 0);
+	CHECK_EQ(fr_fill(&im.c, to_ochunk(16), fill_byte, &v), 0);
+	CHECK_EQ(im.spm.stores, stores);
+	/* within one region, two chunks: fine */
+	CHECK_EQ(fr_write(&im.c, 4, 8, fill_byte, &v, &res), 0);
+	CHECK_EQ(res.chunks, 2);
+	img_free(&im);
+}
+
+TEST(write_need_clean_writeback_and_fill)
+{
+	struct img im;
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct fr_hit hit;
+	u8 a = 0xaa, b = 0xbb, c = 0xcc;
+	u64 cursor = 0;
+	u8 *before;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	before = malloc(im.bytes);
+	/* key 0 partial, then key 3 in the same slot (both dirty) */
+	REQUIRE(!fr_write(&im.c, 2, 3, fill_byte, &a, &res));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &hit));
+	CHECK_EQ(hit.sectors, 0x1c);
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &b, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	/* key 8 collides with two dirty chunks: the older must be cleaned */
+	memcpy(before, im.pm, im.bytes);
+	CHECK_EQ(fr_write(&im.c, 64, 8, fill_byte, &c, &res), FR_NEED_CLEAN);
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	CHECK_EQ(from_pchunk(res.victim), hit.pchunk);
+	REQUIRE(!fr_clean_locked(&im.c, res.victim, &t_ops, NULL));
+	CHECK_EQ(flushes, 1);
+	CHECK_EQ(origin_mem[2 * 512], 0xaa);
+	CHECK_EQ(origin_mem[0], 0);		/* only held sectors written */
+	CHECK_EQ(origin_mem[5 * 512], 0);
+	CHECK_EQ(fr_count_dirty(&im.c), 1);
+	REQUIRE(!fr_write(&im.c, 64, 8, fill_byte, &c, &res));
+	CHECK_EQ(res.evictions, 1);
+	CHECK(!fr_lookup(&im.c, to_ochunk(0), &hit));
+	/* writeback of everything: flushed before any dirty flag clears */
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 2);
+	CHECK_EQ(flushes, 2);
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
+	CHECK_EQ(origin_mem[24 * 512], 0xbb);
+	CHECK_EQ(origin_mem[64 * 512 + 511], 0xcc);
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 0);
+	/* a fill into a full slot of clean chunks displaces one; a hit is skipped */
+	CHECK_EQ(fr_fill(&im.c, to_ochunk(8), fill_byte, &a), 0);
+	CHECK_EQ(fr_fill(&im.c, to_ochunk(11), fill_byte, &a), 1);
+	REQUIRE(fr_lookup(&im.c, to_ochunk(11), &hit));
+	CHECK_EQ(hit.sectors, 0xff);
+	CHECK(!test_bit(from_pchunk(hit.pchunk), im.c.dirty_bits));
+	/* discard drops only whole chunks */
+	CHECK_EQ(fr_discard(&im.c, 88, 7), 0);
+	CHECK_EQ(fr_discard(&im.c, 87, 9), 1);
+	CHECK(!fr_lookup(&im.c, to_ochunk(11), &hit));
+	free(before);
+	img_free(&im);
+}
