@@ -394,6 +394,7 @@ static bool truncated(const struct fr_image *im)
 static int open_meta(const char *path, unsigned int flags, struct fr_image *im,
 		     struct fr_meta *m, bool quiet)
 {
+	memset(m, 0, sizeof(*m));
 	if (image_open(im, path, flags))
 		return FR_EXIT_OPERATIONAL;
 	if (im->busy)
