@@ -75,6 +75,10 @@ struct dm_fr {
 	unsigned long *dirty_bits;
 	struct fr_stripe *stripes;
 
+	/* Formatted or recovered (at the first preresume, not in the ctr). */
+	bool pm_ready;
+	struct fr_format_params fmt;
+
 	/* Table arguments, kept to print the table back as given. */
 	bool fresh;
 	u32 arg_chunk_size, arg_region_size;

@@ -671,15 +671,20 @@ static int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g)
 	return fr->valid_bits && fr->dirty_bits ? 0 : -ENOMEM;
 }
 
-static int fr_format_pm(struct dm_fr *fr, char **error)
+/*
+ * The constructor only reads the PM: a table may be loaded while another
+ * table of the same device is still live on this PM (dmsetup reload). The
+ * PM is formatted or recovered at the first preresume, once the old table
+ * has been suspended.
+ */
+static int fr_prepare_format(struct dm_fr *fr, char **error)
 {
 	struct dm_target *ti = fr->ti;
-	struct fr_format_params p = { 0 };
-	struct fr_geometry g;
+	struct fr_format_params *p = &fr->fmt;
 	const char *why = NULL;
 	int r;
 
-	p.chunk_sectors = fr->arg_chunk_size >> SECTOR_SHIFT;
+	p->chunk_sectors = fr->arg_chunk_size >> SECTOR_SHIFT;
 	if (fr->arg_region_size) {
 		u32 chunk = fr->arg_chunk_size ? fr->arg_chunk_size :
 			    FR_DEFAULT_CHUNK_SECTORS << SECTOR_SHIFT;
@@ -688,36 +693,25 @@ static int fr_format_pm(struct dm_fr *fr, char **error)
 			*error = "region_size is smaller than chunk_size";
 			return -EINVAL;
 		}
-		p.region_chunks = fr->arg_region_size / chunk;
+		p->region_chunks = fr->arg_region_size / chunk;
 	}
-	p.stride_slots = fr->arg_stride;
-	p.origin_sectors = ti->len;
-	p.format_time = ktime_get_real_seconds();
-	generate_random_uuid(p.uuid);
-	snprintf(p.origin_id, sizeof(p.origin_id), "dev:%s", fr->origin->name);
+	p->stride_slots = fr->arg_stride;
+	p->origin_sectors = ti->len;
+	generate_random_uuid(p->uuid);
+	snprintf(p->origin_id, sizeof(p->origin_id), "dev:%s",
+		 fr->origin->name);
 
-	r = fr_geometry_layout(&g, fr->pm_bytes, &p, &why);
-	if (!r)
-		r = fr_alloc_bitmaps(fr, &g);
-	if (!r)
-		r = fr_format(&fr->cache, fr->pm_addr, fr->pm_bytes, &p,
-			      fr->valid_bits, fr->dirty_bits, &why);
+	r = fr_geometry_layout(&fr->cache.geo, fr->pm_bytes, p, &why);
 	if (r) {
-		*error = why ? (char *)why : "Cannot format the PM";
+		*error = (char *)why;
 		return r;
 	}
-	DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
-	       dm_table_device_name(ti->table), g.nr_chunks,
-	       g.chunk_sectors / 2, g.origin_sectors);
 	return 0;
 }
 
-static int fr_recover_pm(struct dm_fr *fr, char **error)
+static int fr_prepare_recover(struct dm_fr *fr, char **error)
 {
-	struct dm_target *ti = fr->ti;
 	const struct fr_geometry *g = &fr->cache.geo;
-	struct fr_group_scratch *scratch;
-	struct fr_recovery_report rep;
 	const char *why = NULL;
 	int r;
 
@@ -736,37 +730,54 @@ static int fr_recover_pm(struct dm_fr *fr, char **error)
 		*error = "Geometry arguments do not match the PM's superblock";
 		return -EINVAL;
 	}
-	if (g->origin_sectors != ti->len) {
+	if (g->origin_sectors != fr->ti->len) {
 		*error = "PM was formatted for an origin of another length";
 		return -EINVAL;
 	}
-	r = fr_alloc_bitmaps(fr, g);
-	if (r) {
-		*error = "Cannot allocate chunk bitmaps";
-		return r;
+	return 0;
+}
+
+static int fr_init_pm(struct dm_fr *fr)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_group_scratch *scratch;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	int r;
+
+	if (fr->fresh) {
+		fr->fmt.format_time = ktime_get_real_seconds();
+		r = fr_format(&fr->cache, fr->pm_addr, fr->pm_bytes, &fr->fmt,
+			      fr->valid_bits, fr->dirty_bits, &why);
+		if (r) {
+			DMERR("%s: cannot format the PM: %s", name, why);
+			return r;
+		}
+		DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
+		       name, g->nr_chunks, g->chunk_sectors / 2,
+		       g->origin_sectors);
+		return 0;
 	}
-	fr->cache.valid_bits = fr->valid_bits;
-	fr->cache.dirty_bits = fr->dirty_bits;
 
 	scratch = kvcalloc(FR_RECOVERY_GROUPS, sizeof(*scratch), GFP_KERNEL);
-	if (!scratch) {
-		*error = "Cannot allocate recovery scratch";
+	if (!scratch)
 		return -ENOMEM;
-	}
+	fr->cache.valid_bits = fr->valid_bits;
+	fr->cache.dirty_bits = fr->dirty_bits;
 	r = fr_recover(&fr->cache, FR_RECOVER_APPLY, scratch,
 		       FR_RECOVERY_GROUPS, &rep, &why);
 	kvfree(scratch);
 	if (r) {
 		if (rep.corrupt_tags)
 			DMERR("%s: %llu corrupt tags on PM, first at chunk %llu",
-			      dm_table_device_name(ti->table),
-			      rep.corrupt_tags, rep.first_corrupt);
-		*error = (char *)why;
+			      name, rep.corrupt_tags, rep.first_corrupt);
+		DMERR("%s: recovery refused: %s", name, why);
 		return r;
 	}
 	DMINFO("%s: recovered %llu valid chunks (%llu dirty) of %llu; rolled back %llu and completed %llu interrupted writes, dropped %llu superseded copies",
-	       dm_table_device_name(ti->table), rep.valid, rep.dirty,
-	       g->nr_chunks, rep.groups_rolled_back, rep.groups_rolled_forward,
+	       name, rep.valid, rep.dirty, g->nr_chunks,
+	       rep.groups_rolled_back, rep.groups_rolled_forward,
 	       rep.superseded_dropped);
 	return 0;
 }
@@ -849,12 +860,16 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 
-	r = fr->fresh ? fr_format_pm(fr, &ti->error) :
-			fr_recover_pm(fr, &ti->error);
+	r = fr->fresh ? fr_prepare_format(fr, &ti->error) :
+			fr_prepare_recover(fr, &ti->error);
 	if (r)
 		goto bad;
 
 	r = -ENOMEM;
+	if (fr_alloc_bitmaps(fr, &fr->cache.geo)) {
+		ti->error = "Cannot allocate chunk bitmaps";
+		goto bad;
+	}
 	fr->stripes = kvcalloc(FR_NR_STRIPES, sizeof(*fr->stripes), GFP_KERNEL);
 	fr->stats = alloc_percpu(struct fr_stats);
 	fr->chunk_pool = mempool_create_kmalloc_pool(2,
@@ -910,6 +925,19 @@ static void fr_postsuspend(struct dm_target *ti)
 
 	fr_writeback_stop(fr);
 	flush_workqueue(fr->io_wq);
+}
+
+static int fr_preresume(struct dm_target *ti)
+{
+	struct dm_fr *fr = ti->private;
+	int r;
+
+	if (fr->pm_ready)
+		return 0;
+	r = fr_init_pm(fr);
+	if (!r)
+		fr->pm_ready = true;
+	return r;
 }
 
 static void fr_resume(struct dm_target *ti)
@@ -1118,6 +1146,7 @@ static struct target_type fr_target = {
 	.map = fr_map,
 	.end_io = fr_end_io,
 	.postsuspend = fr_postsuspend,
+	.preresume = fr_preresume,
 	.resume = fr_resume,
 	.status = fr_status,
 	.message = fr_message,
