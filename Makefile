@@ -52,6 +52,11 @@ bench: deps
 deps:
 	tests/install-deps $(KVER)
 
+# The module for KVER, frctl, its man page, udev rules and bash completion.
+install: all
+	$(MAKE) -C dm-fr install KVER=$$(tests/kver $(KVER))
+	$(MAKE) -C userspace/frctl install
+
 clean:
 	-$(MAKE) -C dm-fr clean
 	-$(MAKE) -C userspace/frctl clean
