@@ -636,6 +636,10 @@ static void check_state(const struct simpm_epoch *ep, const u8 *a, u32 norg,
 			  r, why ? why : "");
 	} else {
 		S.fig3[F_RECOVERY_STORES] += !!rep.stores;
+		/* After a completed operation there is nothing to resolve. */
+		if (S.quiescent && rep.stores && !(ep && ep->nunits) && !norg)
+			violation("recovery had %llu stores to make after a completed operation (a step left undone)",
+				  (unsigned long long)rep.stores);
 		S.fig3[F_GROUP_BACK] += rep.groups_rolled_back;
 		S.fig3[F_GROUP_FWD] += rep.groups_rolled_forward;
 		check_cache(&cc, false);
@@ -1274,7 +1278,9 @@ static void end_of_op(const char *what)
 		violation("%s returned with %u PM units not fenced", what,
 			  S.pm.ep.nunits);
 	S.state_bad = was;
+	S.quiescent = true;
 	crash_point(what);
+	S.quiescent = false;
 	live_check();
 }
 
@@ -1723,6 +1729,7 @@ static void run_exhaustive(u32 depth, u32 cfgmask, u32 deepmask)
 				       (unsigned long long)(S.states - st0),
 				       (unsigned long long)(S.violating_states - v0),
 				       (double)(clock() - t0) / CLOCKS_PER_SEC);
+			fflush(stdout);
 		}
 	}
 	for (i = 0; i < ARRAY_LEN(snaps); i++)

@@ -132,6 +132,7 @@ struct sim {
 	u64 crash_seed;
 	jmp_buf crash_jb;
 	bool crashed;
+	bool quiescent;		/* crash point at the end of an op */
 	const char *point_kind;
 	u64 states, points, violations, violating_states;
 	bool state_bad;
