@@ -11,7 +11,6 @@
 #include <linux/mutex.h>
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
-#include <linux/mempool.h>
 #include <linux/bio.h>
 
 #include "fr-core.h"
@@ -95,16 +94,12 @@ struct dm_fr {
 	/* Deferred bios: those that must wait for origin I/O. */
 	struct workqueue_struct *io_wq;
 	struct bio_set bs;
-	mempool_t *chunk_pool;		/* staging for forced writeback */
-
-	/* Cleaner-mode write-through: fills must not race with it. */
-	atomic_t writethrough_inflight;
-	atomic64_t writethrough_issued;
 
 	/* Writeback. */
 	struct workqueue_struct *wb_wq;
 	struct delayed_work wb_work;
-	struct mutex wb_lock;		/* one writeback pass at a time */
+	struct mutex wb_lock;		/* origin writes of cached data */
+	struct mutex flush_lock;	/* one flush message at a time */
 	struct fr_stage wb_stage;
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
@@ -135,6 +130,6 @@ void fr_writeback_stop(struct dm_fr *fr);
 void fr_writeback_kick(struct dm_fr *fr);
 int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
-int fr_clean_chunk(struct dm_fr *fr, fr_pchunk_t victim);
+int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim);
 
 #endif /* DM_FR_H */

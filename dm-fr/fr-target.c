@@ -37,7 +37,7 @@ enum fr_io_kind {
 	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
 	FR_IO_READ_FILL,	/* read from the origin, then install on PM */
 	FR_IO_READ_MIXED,	/* part PM, part origin */
-	FR_IO_WRITETHROUGH,	/* cleaner mode: remapped to the origin */
+	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
 };
 
 /* Per-bio data. */
@@ -45,7 +45,6 @@ struct fr_io {
 	struct work_struct work;
 	struct dm_fr *fr;
 	u64 epoch_sum;
-	s64 writethrough_gen;
 	enum fr_io_kind kind;
 };
 
@@ -211,19 +210,14 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	fr_lock_range(fr, first, last, &ls);
 
 	if (unlikely(READ_ONCE(fr->cleaner))) {
-		/* Write through what PM does not hold, so dirty data drains. */
+		/* What PM does not hold is written through, so dirty drains. */
 		for (k = first; k <= last; k++)
 			if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
 				break;
 		if (k > last) {
-			atomic_inc(&fr->writethrough_inflight);
-			atomic64_inc(&fr->writethrough_issued);
-			fr_unlock_range(fr, &ls, true);
-			fr_stat_add(fr, write_misses, last - first + 1);
-			io->kind = FR_IO_WRITETHROUGH;
-			bio->bi_opf |= REQ_FUA;
-			bio_set_dev(bio, fr->origin->bdev);
-			return DM_MAPIO_REMAPPED;
+			fr_unlock_range(fr, &ls, false);
+			fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
+			return DM_MAPIO_SUBMITTED;
 		}
 	}
 
@@ -244,6 +238,12 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	return DM_MAPIO_SUBMITTED;
 }
 
+/*
+ * A write whose slot must displace dirty data: write back a batch starting
+ * at the victim (one origin flush for many chunks, so a burst of collisions
+ * costs little), then try again. No slot lock is held across the batch,
+ * which takes them itself.
+ */
 static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
 {
 	struct fr_write_result res;
@@ -253,24 +253,24 @@ static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
 	int r;
 
 	bio_chunks(fr, bio, &first, &last);
-	fr_lock_range(fr, first, last, &ls);
 	for (;;) {
 		struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
 
+		fr_lock_range(fr, first, last, &ls);
 		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
 			     bio_sectors(bio), fr_bio_payload, &cur, &res);
+		fr_unlock_range(fr, &ls, r == 0);
 		if (r != FR_NEED_CLEAN)
 			break;
-		r = fr_clean_chunk(fr, res.victim);
-		if (r) {
-			/* The origin refuses: keep the data, retry a little. */
+		fr_stat_add(fr, forced_writebacks, 1);
+		r = fr_writeback_from(fr, res.victim);
+		if (r < 0) {
+			/* The origin refuses: the data stays on PM; retry. */
 			if (++tries > FR_CLEAN_RETRIES)
 				break;
 			msleep(100 << tries);
 		}
 	}
-	fr_unlock_range(fr, &ls, r == 0);
-	fr_writeback_kick(fr);
 	if (r) {
 		bio->bi_status = BLK_STS_IOERR;
 	} else {
@@ -322,10 +322,7 @@ static void fr_deferred_read_fill(struct dm_fr *fr, struct bio *bio,
 	bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
 	/* Install only what nobody wrote since the miss was seen. */
-	if (fr_epoch_sum(fr, &ls) == io->epoch_sum &&
-	    !atomic_read(&fr->writethrough_inflight) &&
-	    atomic64_read(&fr->writethrough_issued) == io->writethrough_gen &&
-	    !READ_ONCE(fr->cleaner)) {
+	if (fr_epoch_sum(fr, &ls) == io->epoch_sum && !READ_ONCE(fr->cleaner)) {
 		for (k = first; k <= last; k++) {
 			u64 start = fr_first_sector(g, to_ochunk(k));
 			struct fr_bio_cursor cur = { .bio = bio,
@@ -354,6 +351,45 @@ out:
 	bio_endio(bio);
 }
 
+/*
+ * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
+ * still durable when acknowledged). wb_lock keeps writeback batches out
+ * (docs/protocol.md, "Required serialization") and the range locks keep PM
+ * from taking a copy of these chunks until the origin has the data; the
+ * epoch bump at unlock stops fills that read the origin before. If PM came
+ * to hold part of the range since map, the write goes to PM after all.
+ */
+static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
+{
+	struct fr_lockset ls;
+	struct fr_hit hit;
+	struct bio *clone;
+	u64 first, last, k;
+
+	mutex_lock(&fr->wb_lock);
+	bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	for (k = first; k <= last; k++)
+		if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
+			break;
+	if (k <= last) {
+		fr_unlock_range(fr, &ls, false);
+		mutex_unlock(&fr->wb_lock);
+		fr_deferred_write(fr, bio);
+		return;
+	}
+	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
+	clone->bi_opf = REQ_OP_WRITE | REQ_FUA | (bio->bi_opf & REQ_SYNC);
+	submit_bio_wait(clone);
+	bio->bi_status = clone->bi_status;
+	bio_put(clone);
+	fr_unlock_range(fr, &ls, true);
+	mutex_unlock(&fr->wb_lock);
+	if (!bio->bi_status)
+		fr_stat_add(fr, write_misses, last - first + 1);
+	bio_endio(bio);
+}
+
 static void fr_io_work(struct work_struct *work)
 {
 	struct fr_io *io = container_of(work, struct fr_io, work);
@@ -368,6 +404,9 @@ static void fr_io_work(struct work_struct *work)
 		break;
 	case FR_IO_READ_FILL:
 		fr_deferred_read_fill(io->fr, bio, io);
+		break;
+	case FR_IO_WRITETHROUGH:
+		fr_deferred_writethrough(io->fr, bio);
 		break;
 	default:
 		bio_io_error(bio);
@@ -424,7 +463,6 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	}
 	if (fill && fr->read_fill && !READ_ONCE(fr->cleaner)) {
 		io->epoch_sum = fr_epoch_sum(fr, &ls);
-		io->writethrough_gen = atomic64_read(&fr->writethrough_issued);
 		fr_unlock_range(fr, &ls, false);
 		fr_queue_io(fr, io, FR_IO_READ_FILL);
 		return DM_MAPIO_SUBMITTED;
@@ -503,17 +541,6 @@ static int fr_map(struct dm_target *ti, struct bio *bio)
 	default:
 		return DM_MAPIO_KILL;
 	}
-}
-
-static int fr_end_io(struct dm_target *ti, struct bio *bio,
-		     blk_status_t *error)
-{
-	struct dm_fr *fr = ti->private;
-	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
-
-	if (io->kind == FR_IO_WRITETHROUGH)
-		atomic_dec(&fr->writethrough_inflight);
-	return DM_ENDIO_DONE;
 }
 
 /* Table arguments. */
@@ -788,7 +815,6 @@ static void fr_free(struct dm_fr *fr)
 		fr_writeback_teardown(fr);
 	if (fr->io_wq)
 		destroy_workqueue(fr->io_wq);
-	mempool_destroy(fr->chunk_pool);
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
 	kvfree(fr->stripes);
@@ -823,8 +849,6 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	fr->high_watermark = FR_DEFAULT_HIGH_WM;
 	fr->low_watermark = FR_DEFAULT_LOW_WM;
 	fr->writeback_jobs = FR_DEFAULT_JOBS;
-	atomic_set(&fr->writethrough_inflight, 0);
-	atomic64_set(&fr->writethrough_issued, 0);
 
 	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			  &fr->origin);
@@ -872,9 +896,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	}
 	fr->stripes = kvcalloc(FR_NR_STRIPES, sizeof(*fr->stripes), GFP_KERNEL);
 	fr->stats = alloc_percpu(struct fr_stats);
-	fr->chunk_pool = mempool_create_kmalloc_pool(2,
-			fr->cache.geo.chunk_sectors << SECTOR_SHIFT);
-	if (!fr->stripes || !fr->stats || !fr->chunk_pool) {
+	if (!fr->stripes || !fr->stats) {
 		ti->error = "Cannot allocate target state";
 		goto bad;
 	}
@@ -1144,7 +1166,6 @@ static struct target_type fr_target = {
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
 	.map = fr_map,
-	.end_io = fr_end_io,
 	.postsuspend = fr_postsuspend,
 	.preresume = fr_preresume,
 	.resume = fr_resume,

@@ -223,27 +223,26 @@ void fr_stage_exit(struct fr_stage *st)
 	st->ext = NULL;
 }
 
-/* Clean one chunk for a write that needs its slot; slot lock held. */
-int fr_clean_chunk(struct dm_fr *fr, fr_pchunk_t victim)
+/*
+ * For a write that must displace the dirty chunk victim: one batch from it
+ * on. The caller holds no slot lock (the batch takes them).
+ */
+int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
 {
-	struct fr_extent ext[FR_MAX_CHUNK_SECTORS / 2];
-	struct fr_stage st = {
-		.fr = fr,
-		.buf_size = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT,
-		.ext = ext,
-		.max_ext = ARRAY_SIZE(ext),
-	};
+	u64 cursor = from_pchunk(victim);
 	int r;
 
-	st.buf = mempool_alloc(fr->chunk_pool, GFP_NOIO);
-	r = fr_clean_locked(&fr->cache, victim, &fr_wb_ops, &st);
-	mempool_free(st.buf, fr->chunk_pool);
-	if (r) {
+	mutex_lock(&fr->wb_lock);
+	stage_reset(&fr->wb_stage);
+	r = fr_writeback(&fr->cache, &cursor, fr->writeback_jobs, fr->wb_snaps,
+			 &fr_wb_ops, &fr->wb_stage);
+	mutex_unlock(&fr->wb_lock);
+	if (r < 0) {
 		fr_stat_add(fr, origin_errors, 1);
+		WRITE_ONCE(fr->degraded, true);
 		return r;
 	}
-	fr_stat_add(fr, forced_writebacks, 1);
-	fr_stat_add(fr, chunks_written_back, 1);
+	fr_stat_add(fr, chunks_written_back, r);
 	return 0;
 }
 
@@ -256,12 +255,19 @@ static unsigned int dirty_percent(struct dm_fr *fr)
 /*
  * One pass: batches until nothing dirty is left, at most one sweep of the
  * cache, or (watermark mode) until dirty falls under the low watermark.
- * Caller holds wb_lock.
+ *
+ * wb_lock is held for each batch, from stage to flush, and by every other
+ * writer of cached data to the origin (forced cleaning, cleaner-mode
+ * write-through): an origin write of a staged chunk's sectors between stage
+ * and submit could land before the stale staged copy and be overwritten by
+ * it (docs/protocol.md, "Required serialization"). Between batches the lock
+ * is dropped, so a writer waiting to clean a chunk is not held up a whole
+ * pass.
  */
 static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 {
 	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
-				    fr->writeback_jobs) + 2;
+				    READ_ONCE(fr->writeback_jobs)) + 2;
 	u64 written = 0;
 	int r = 0;
 
@@ -269,9 +275,11 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		if (to_low_watermark &&
 		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
 			break;
+		mutex_lock(&fr->wb_lock);
 		stage_reset(&fr->wb_stage);
 		r = fr_writeback(&fr->cache, &fr->wb_cursor, fr->writeback_jobs,
 				 fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
+		mutex_unlock(&fr->wb_lock);
 		if (r < 0) {
 			fr_stat_add(fr, origin_errors, 1);
 			WRITE_ONCE(fr->degraded, true);
@@ -297,12 +305,10 @@ static void writeback_work(struct work_struct *work)
 	unsigned int delay;
 	int r = 0;
 
-	mutex_lock(&fr->wb_lock);
 	if (period || READ_ONCE(fr->cleaner))
 		r = writeback_pass(fr, false);
 	else if (dirty_percent(fr) >= READ_ONCE(fr->high_watermark))
 		r = writeback_pass(fr, true);
-	mutex_unlock(&fr->wb_lock);
 
 	if (r) {
 		fr->wb_backoff_ms = clamp(fr->wb_backoff_ms * 2,
@@ -326,13 +332,15 @@ int fr_writeback_all(struct dm_fr *fr)
 	u64 before;
 	int r;
 
-	mutex_lock(&fr->wb_lock);
+	if (READ_ONCE(fr->wb_stopped))
+		return -EBUSY;	/* suspended: the origin is not to be written */
+	mutex_lock(&fr->flush_lock);
 	do {
 		before = fr_count_dirty(&fr->cache);
 		r = writeback_pass(fr, false);
 	} while (!r && fr_count_dirty(&fr->cache) &&
 		 fr_count_dirty(&fr->cache) < before);
-	mutex_unlock(&fr->wb_lock);
+	mutex_unlock(&fr->flush_lock);
 	return r;
 }
 
@@ -364,6 +372,7 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 int fr_writeback_setup(struct dm_fr *fr)
 {
 	mutex_init(&fr->wb_lock);
+	mutex_init(&fr->flush_lock);
 	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
 	fr->wb_stopped = true;
 	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
