@@ -24,12 +24,21 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int64_t s64;
 
-#define __bitwise
-#define __force
-
+/* The __le types come from the kernel's uapi header where there is one,
+ * so programs may also include <linux/fs.h> or libdevmapper. */
+#ifdef __linux__
+#include <linux/types.h>
+#else
 typedef u16 __le16;
 typedef u32 __le32;
 typedef u64 __le64;
+#endif
+#ifndef __bitwise
+#define __bitwise
+#endif
+#ifndef __force
+#define __force
+#endif
 
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define cpu_to_le16(x) ((__le16)(x))
