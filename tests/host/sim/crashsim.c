@@ -828,7 +828,6 @@ static void adopt_crash(const struct simpm_epoch *ep, u32 norg,
 	memcpy(S.pm_media, S.scratch, S.pm_bytes);
 	memcpy(S.pm_view, S.scratch, S.pm_bytes);
 	simpm_reset_pending(&S.pm);
-	S.crashed = true;
 	longjmp(S.crash_jb, 1);
 }
 
@@ -856,7 +855,6 @@ static void wb_lock(void *ctx, fr_slot_t slot)
 		return;
 	}
 	S.locked[from_slot(slot)] = 1;
-	S.locked_any = true;
 }
 
 static void wb_unlock(void *ctx, fr_slot_t slot)
@@ -866,7 +864,6 @@ static void wb_unlock(void *ctx, fr_slot_t slot)
 		violation("slot %llu unlocked but not locked",
 			  (unsigned long long)from_slot(slot));
 	S.locked[from_slot(slot)] = 0;
-	S.locked_any = false;
 }
 
 static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
@@ -1327,7 +1324,6 @@ static void run_op(const struct op *op)
 	S.op_points = 0;
 	S.crash_target = op->crash_sel ? 1 + op->crash_sel % 6 : 0;
 	S.crash_seed = op->crash_sel;
-	S.crashed = false;
 	if (!setjmp(S.crash_jb)) {
 		exec_op(op);
 		if (S.crash_target > S.op_points)
@@ -1697,7 +1693,7 @@ static void dfs(const struct workload *w, u32 depth, u32 maxdepth)
 	}
 }
 
-static void run_exhaustive(u32 depth, u32 cfgmask, u32 deepmask)
+static void run_exhaustive(u32 depth, u32 shallow, u32 cfgmask, u32 deepmask)
 {
 	struct workload w;
 	u32 ci, si, i;
@@ -1720,11 +1716,11 @@ static void run_exhaustive(u32 depth, u32 cfgmask, u32 deepmask)
 			S.phase = phase;
 			for (i = 0; i < w.scen[si].n; i++)
 				run_op(&w.scen[si].ops[i]);
-			dfs(&w, 0, deepmask >> ci & 1 ? depth : 1);
+			dfs(&w, 0, deepmask >> ci & 1 ? depth : shallow);
 			if (S.verbose)
 				printf("exhaustive %-10s %-34s depth %u: %6llu op runs, %8llu crash states, %llu violations (%.1fs)\n",
 				       cfgs[ci].name, w.scen[si].name,
-				       deepmask >> ci & 1 ? depth : 1,
+				       deepmask >> ci & 1 ? depth : shallow,
 				       (unsigned long long)(dfs_ops - op0),
 				       (unsigned long long)(S.states - st0),
 				       (unsigned long long)(S.violating_states - v0),
@@ -1902,8 +1898,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: crashsim [options]\n"
 		"  --quick            the check-host budget (default)\n"
-		"  --full             deeper: depth 3 (config 0; --deep 15 for all), more\n"
-		"                     random runs, subsets of 2 pending units\n"
+		"  --full             deeper: depth 3 in config 0 (--deep 15: all), 2 in\n"
+		"                     the others, more random runs, subsets of 2 units\n"
 		"  --seed N           seed of the random sequences and subsets (default: time)\n"
 		"  --iterations N     random sequences (per configuration round)\n"
 		"  --ops N            operations per random sequence\n"
@@ -1948,15 +1944,17 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	u64 seed = (u64)time(NULL);
-	u32 iterations = 8, nops = 40, depth = 2, cfgmask = ~0U, deepmask = 1;
+	u32 iterations = 8, nops = 40, depth = 2, shallow = 1, cfgmask = ~0U,
+	    deepmask = 1;
 	bool exhaustive = true, random_runs = true, full = false;
 	int mutant = -1, c;
 	clock_t t0 = clock();
 	u32 i;
 
-	S.gp = (struct gen_params){ .exh = 9, .ksub = 1, .randn = 4,
+	S.gp = (struct gen_params){ .exh_words = 12, .exh = 9, .ksub = 1, .randn = 4,
 				    .line_detail = true };
-	S.rgp = (struct gen_params){ .exh = 12, .ksub = 2, .randn = 8 };
+	S.rgp = (struct gen_params){ .exh_words = 12, .exh = 12, .ksub = 2,
+				     .randn = 8 };
 	S.print_violations = 3;
 	S.seen_op.gen = S.seen_rec.gen = 1;
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
@@ -1966,11 +1964,12 @@ int main(int argc, char **argv)
 		case 'f':
 			full = true;
 			depth = 3;
+			shallow = 2;
 			deepmask = 1;
 			iterations = 48;
 			nops = 60;
-			S.gp = (struct gen_params){ .exh = 12, .ksub = 2,
-						    .randn = 32, .line_detail = true };
+			S.gp = (struct gen_params){ .exh_words = 12, .exh = 11, .ksub = 2,
+						    .randn = 16, .line_detail = true };
 			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -2037,7 +2036,7 @@ int main(int argc, char **argv)
 
 			fr_mutation = (enum fr_mutation)m;
 			reset_counters();
-			run_exhaustive(1, cfgmask & 3, 0);
+			run_exhaustive(1, 1, cfgmask & 3, 0);
 			if (!S.violating_states)
 				run_random(seed, 6, 30, cfgmask);
 			if (S.violating_states) {
@@ -2072,9 +2071,9 @@ int main(int argc, char **argv)
 		clock_t te = clock();
 		u64 st = S.states;
 
-		run_exhaustive(depth, cfgmask, deepmask);
-		printf("exhaustive: every sequence of <= %u ops (<= 1 in configs outside %#x) after each start state: %llu op runs, %llu crash states (%.1fs)\n",
-		       depth, deepmask, (unsigned long long)dfs_ops,
+		run_exhaustive(depth, shallow, cfgmask, deepmask);
+		printf("exhaustive: every sequence of <= %u ops (<= %u in configs outside %#x) after each start state: %llu op runs, %llu crash states (%.1fs)\n",
+		       depth, shallow, deepmask, (unsigned long long)dfs_ops,
 		       (unsigned long long)(S.states - st),
 		       (double)(clock() - te) / CLOCKS_PER_SEC);
 	}

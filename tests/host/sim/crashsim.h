@@ -105,7 +105,6 @@ struct sim {
 	unsigned long *vb, *db, *cvb, *cdb;
 	u64 nlongs;
 	struct simorigin org;
-	bool locked_any;
 	u8 *locked;			/* per slot */
 
 	/* reference model */
@@ -131,7 +130,6 @@ struct sim {
 	u64 crash_target;		/* 0: none; else crash at this op point */
 	u64 crash_seed;
 	jmp_buf crash_jb;
-	bool crashed;
 	bool quiescent;		/* crash point at the end of an op */
 	const char *point_kind;
 	u64 states, points, violations, violating_states;
@@ -168,8 +166,6 @@ struct sim {
 	/* dedupe of crash states at one crash point, and inside recovery */
 	struct seen seen_op, seen_rec;
 
-	/* writeback staging */
-	struct wbctx *wb_live;
 };
 
 extern struct sim S;

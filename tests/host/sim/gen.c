@@ -164,6 +164,7 @@ void gen_run(const struct gen_unit *u, u32 n, const struct gen_params *p,
 {
 	struct items w, g, all;
 	u64 rng = p->seed, states = 1, limit = 1ULL << p->exh, s, t;
+	u64 wlimit = 1ULL << (p->exh_words > p->exh ? p->exh_words : p->exh);
 	u8 *a, *base;
 	u32 i, k;
 
@@ -176,10 +177,13 @@ void gen_run(const struct gen_unit *u, u32 n, const struct gen_params *p,
 	items_build(&w, u, n, true, false, false);
 	items_build(&g, u, n, false, true, false);
 
-	/* Phase A: word units exhaustively (with every version), data by sector. */
-	for (i = 0; i < w.n && states <= limit; i++)
+	/*
+	 * Phase A: word units exhaustively (with every version), and the data
+	 * sectors too while the product stays under 2^exh (else all or none).
+	 */
+	for (i = 0; i < w.n && states <= wlimit; i++)
 		states *= 1 + u[w.idx[w.start[i]]].nver;
-	if (states <= limit) {
+	if (states <= wlimit) {
 		bool groups_exh = g.n < 63 && (states << g.n) <= limit;
 		u64 gstates = groups_exh ? 1ULL << g.n : 2;
 

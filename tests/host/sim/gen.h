@@ -26,7 +26,8 @@ struct gen_unit {
 };
 
 struct gen_params {
-	u32 exh;		/* log2 of the exhaustive limit (e.g. 12) */
+	u32 exh_words;		/* words: exhaustive up to 2^this states (12) */
+	u32 exh;		/* words x data sectors: up to 2^this */
 	u32 ksub;		/* subsets (and complements) up to this size */
 	u32 randn;		/* random subsets per crash point */
 	bool line_detail;	/* also tear data at cache-line grain */
