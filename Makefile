@@ -26,7 +26,7 @@ frctl:
 	$(MAKE) -C userspace/frctl
 
 check-host:
-	$(MAKE) -C tests/host check
+	tests/check-host quick
 
 check: deps
 	$(MAKE) all
@@ -38,7 +38,7 @@ check-vm:
 
 check-full: deps
 	$(MAKE) all
-	$(MAKE) -C tests/host check-full
+	tests/check-host full
 	tests/vm/run --kver $(KVER) --suite full
 
 demo: deps
