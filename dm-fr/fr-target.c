@@ -38,6 +38,7 @@ enum fr_io_kind {
 	FR_IO_READ_FILL,	/* read from the origin, then install on PM */
 	FR_IO_READ_MIXED,	/* part PM, part origin */
 	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
+	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
 };
 
 /* Per-bio data. */
@@ -48,8 +49,9 @@ struct fr_io {
 	enum fr_io_kind kind;
 };
 
-/* The stripes a bio's chunks map to. */
+/* The stripes a bio's chunks map to (one, most of the time). */
 struct fr_lockset {
+	int single;		/* the only stripe, or -1: see map */
 	DECLARE_BITMAP(map, FR_NR_STRIPES);
 };
 
@@ -66,6 +68,13 @@ static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
 	unsigned int i;
 	u64 k;
 
+	if (first == last) {
+		ls->single = fr_stripe_of(fr, fr_slot_of(g, to_ochunk(first))) -
+			     fr->stripes;
+		mutex_lock(&fr->stripes[ls->single].lock);
+		return;
+	}
+	ls->single = -1;
 	bitmap_zero(ls->map, FR_NR_STRIPES);
 	for (k = first; k <= last; k++) {
 		struct fr_stripe *st = fr_stripe_of(fr,
@@ -82,6 +91,12 @@ static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
 {
 	unsigned int i;
 
+	if (ls->single >= 0) {
+		if (changed)
+			fr->stripes[ls->single].epoch++;
+		mutex_unlock(&fr->stripes[ls->single].lock);
+		return;
+	}
 	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
 		if (changed)
 			fr->stripes[i].epoch++;
@@ -94,6 +109,8 @@ static u64 fr_epoch_sum(struct dm_fr *fr, struct fr_lockset *ls)
 	unsigned int i;
 	u64 sum = 0;
 
+	if (ls->single >= 0)
+		return fr->stripes[ls->single].epoch;
 	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
 		sum += fr->stripes[i].epoch;
 	return sum;
@@ -390,6 +407,56 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 	bio_endio(bio);
 }
 
+/*
+ * Drop what the discard covers from PM, then pass it to the origin and wait,
+ * all under wb_lock: a discard still in flight when a newer write of the
+ * same chunk is written back and cleaned could land after it.
+ */
+static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
+	u64 region_sectors = (u64)g->region_chunks << g->chunk_shift;
+	struct fr_lockset ls;
+	struct bio *clone;
+	u64 pos, end = sector + nr;
+
+	mutex_lock(&fr->wb_lock);
+	if ((nr >> g->chunk_shift) > g->nr_slots) {
+		/* Larger than the cache: walk the slots instead. */
+		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
+			struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));
+
+			mutex_lock(&st->lock);
+			fr_discard_slots(&fr->cache, to_slot(pos),
+					 1 << FR_STRIPE_SHIFT, sector, nr);
+			st->epoch++;
+			mutex_unlock(&st->lock);
+			cond_resched();
+		}
+	} else {
+		for (pos = sector; pos < end;) {
+			u64 next = min(end, (pos | (region_sectors - 1)) + 1);
+
+			fr_lock_range(fr, pos >> g->chunk_shift,
+				      (next - 1) >> g->chunk_shift, &ls);
+			fr_discard(&fr->cache, pos, next - pos);
+			fr_unlock_range(fr, &ls, true);
+			pos = next;
+			cond_resched();
+		}
+	}
+	if (bdev_max_discard_sectors(fr->origin->bdev)) {
+		clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO,
+					&fr->bs);
+		submit_bio_wait(clone);
+		bio->bi_status = clone->bi_status;
+		bio_put(clone);
+	}
+	mutex_unlock(&fr->wb_lock);
+	bio_endio(bio);
+}
+
 static void fr_io_work(struct work_struct *work)
 {
 	struct fr_io *io = container_of(work, struct fr_io, work);
@@ -407,6 +474,9 @@ static void fr_io_work(struct work_struct *work)
 		break;
 	case FR_IO_WRITETHROUGH:
 		fr_deferred_writethrough(io->fr, bio);
+		break;
+	case FR_IO_DISCARD:
+		fr_deferred_discard(io->fr, bio);
 		break;
 	default:
 		bio_io_error(bio);
@@ -472,47 +542,6 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	return DM_MAPIO_REMAPPED;
 }
 
-/* Drop what the discard covers from PM, region by region, then pass it on. */
-static int fr_map_discard(struct dm_fr *fr, struct bio *bio)
-{
-	const struct fr_geometry *g = &fr->cache.geo;
-	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
-	u64 region_sectors = (u64)g->region_chunks << g->chunk_shift;
-	struct fr_lockset ls;
-	u64 pos, end = sector + nr;
-
-	if ((nr >> g->chunk_shift) > g->nr_slots) {
-		/* Larger than the cache: walk the slots instead. */
-		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
-			struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));
-
-			mutex_lock(&st->lock);
-			fr_discard_slots(&fr->cache, to_slot(pos),
-					 1 << FR_STRIPE_SHIFT, sector, nr);
-			st->epoch++;
-			mutex_unlock(&st->lock);
-			cond_resched();
-		}
-	} else {
-		for (pos = sector; pos < end;) {
-			u64 next = min(end, (pos | (region_sectors - 1)) + 1);
-
-			fr_lock_range(fr, pos >> g->chunk_shift,
-				      (next - 1) >> g->chunk_shift, &ls);
-			fr_discard(&fr->cache, pos, next - pos);
-			fr_unlock_range(fr, &ls, true);
-			pos = next;
-			cond_resched();
-		}
-	}
-	if (!bdev_max_discard_sectors(fr->origin->bdev)) {
-		bio_endio(bio);
-		return DM_MAPIO_SUBMITTED;
-	}
-	bio_set_dev(bio, fr->origin->bdev);
-	return DM_MAPIO_REMAPPED;
-}
-
 static int fr_map(struct dm_target *ti, struct bio *bio)
 {
 	struct dm_fr *fr = ti->private;
@@ -537,7 +566,8 @@ static int fr_map(struct dm_target *ti, struct bio *bio)
 	case REQ_OP_WRITE:
 		return fr_map_write(fr, bio, io);
 	case REQ_OP_DISCARD:
-		return fr_map_discard(fr, bio);
+		fr_queue_io(fr, io, FR_IO_DISCARD);
+		return DM_MAPIO_SUBMITTED;
 	default:
 		return DM_MAPIO_KILL;
 	}
