@@ -13,6 +13,8 @@
 
 KVER ?= 6.1
 export KVER
+# The kernels check-full runs the full VM suite on.
+MATRIX ?= 6.1 6.12
 
 .PHONY: all module frctl check check-host check-vm check-full demo bench deps \
 	install clean
@@ -39,7 +41,9 @@ check-vm:
 check-full: deps
 	$(MAKE) all
 	tests/check-host full
-	tests/vm/run --kver $(KVER) --suite full
+	st=0; for k in $(MATRIX); do \
+		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
+	done; exit $$st
 
 demo: deps
 	$(MAKE) module

@@ -544,7 +544,9 @@ vm_module() {
 			case ${f##*/} in *.mod.c) continue ;; esac
 			cmp -s "$f" "$b/${f##*/}" || cp -p "$f" "$b/"
 		done
-		make -s -C "/lib/modules/$ver/build" M="$b" modules >&2
+		make -s -C "/lib/modules/$ver/build" M="$b" modules 2>&1 |
+			grep -v '^Skipping BTF generation' >&2
+		[ "${PIPESTATUS[0]}" = 0 ]
 	) 9> "$b/.lock" || { echo "dm-fr does not build for $ver" >&2; return 1; }
 	echo "$b/dm-fr.ko"
 }
