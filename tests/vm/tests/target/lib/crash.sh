@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+# tests/vm/tests/target/lib/crash.sh: both halves of the crash cases
+# (target/crash-fr, target/crash-wc), sourced by them.
+#
+# Host: crash_run TARGET ACKS boots twice on one state directory with a
+# file-backed NVDIMM (--pm nvdimm) and an origin disk.  Guest (through
+# tests/vm/guest/call CASE crash_guest TARGET PHASE):
+#   TARGET  fr (dm-fr) or wc (dm-writecache, "writecache p ORIGIN PM 4096 0")
+#   PHASE   write: the PM set up fresh, the device created, crashio.py write
+#                  until the host kills the VM
+#           verify: the device created again from the PM (recovery),
+#                  crashio.py verify with the completions the host recorded
+#                  (FR_ACKED); for fr also flush, remove, and the origin alone
+#
+# The PM is an 8 MiB dm-linear slice of the NVDIMM's fsdax namespace, much
+# less than the 48 MiB the streams write: the cache wraps, collides and evicts
+# during the run.  The device spans the first 48 MiB of the origin disk.
+
+. "$FR_TOP/tests/vm/tests/target/lib/common.sh"
+
+CRASH_IO=$FR_TOP/tests/vm/tests/target/lib/crashio.py
+CRASH_SECTORS=$((48 << 11))
+
+requires() {
+	have_cmd python3
+}
+
+# crash_run TARGET ACKS: boot 1 runs the writer on TARGET and is killed once
+# stream 0 has ACKS recorded completions; boot 2 verifies with the completions
+# boot 1's console recorded.  Sets CRASH_RC (boot 2's status) and CRASH_OUT
+# (boot 2's output file); fails the test if boot 1 was not killed mid-run.
+crash_run() {
+	local target=$1 acks=$2 st=$FR_OUT/state rc k last acked= envs=()
+	rm -rf "$st"
+	mkdir -p "$st"
+	[ -z "${FR_CRASH_REPORT:-}" ] || envs+=(--env FR_CRASH_REPORT=1)
+	rc=0
+	vm_boot --state "$st" --pm nvdimm:128 --origin fr-origin:64M --timeout 900 --quiet \
+		"${envs[@]}" --kill-on "^A 0 $acks\$" \
+		-- tests/vm/guest/call "$FR_CASE" crash_guest "$target" write || rc=$?
+	log "boot 1: status $rc, $(grep -c '^A ' "$st/boot-1.out") completions recorded"
+	grep -E '^(#|FAIL|boot:)' "$st/boot-1.out" | sed 's/^/#   /'
+	[ $rc = 0 ] || fail "boot 1 was not killed mid-workload (status $rc; see $st/boot-1.out)"
+	grep -q '^WRITER START' "$st/boot-1.out" || fail "the writer never started"
+	for k in 0 1 2; do
+		last=$(grep -E "^A $k [0-9]+\$" "$st/boot-1.out" | tail -n 1 | cut -d' ' -f3)
+		[ -z "$last" ] || acked="$acked $k:$last"
+	done
+	log "recorded completions (stream:last id):$acked"
+	CRASH_RC=0
+	vm_boot --state "$st" --pm nvdimm:128 --origin fr-origin:64M --timeout 900 --quiet \
+		"${envs[@]}" --env "FR_ACKED=$acked" \
+		-- tests/vm/guest/call "$FR_CASE" crash_guest "$target" verify || CRASH_RC=$?
+	CRASH_OUT=$st/boot-2.out
+	log "boot 2: status $CRASH_RC"
+	grep -E '^(#|FAIL|RESULT|ORIGIN|KERNEL|boot:)' "$CRASH_OUT" | sed 's/^/#   /'
+}
+
+# crash_guest TARGET PHASE: the guest side (see the top of this file).
+crash_guest() {
+	local target=$1 phase=$2 spec pm origin dev rc orc
+	spec=${FR_CRASH_SPEC:-direct:8:16,dsync:8:16,direct:1:16}
+	[ "$target" = fr ] || spec=${FR_CRASH_SPEC:-direct:8:16,dsync:8:16}
+	cd "$FR_TMP"
+	pm=$(dm_create frpm "0 $((8 << 11)) linear $(pm_dev) 0")
+	is_dax "$pm" || fail "the PM slice is not DAX-capable"
+	origin=$(origin_disk 512)
+	log "boot $FR_BOOT_N: $target $phase; PM $pm (slice of $(pm_dev)), origin $origin"
+
+	case $target in
+	fr)
+		fr_load
+		if [ "$phase" = write ]; then
+			pm_wipe "$pm" 1
+			dev=$(dm_create frc "0 $CRASH_SECTORS fr $origin $pm 1 fresh")
+		else
+			dev=$(dm_create frc "0 $CRASH_SECTORS fr $origin $pm 0")
+			echo "KERNEL $(dmesg | grep -Eo 'fr: .*recovered .*' | tail -n 1)"
+			fr_status_log frc "after recovery"
+		fi
+		;;
+	wc)
+		modprobe dm-writecache || fail "modprobe dm-writecache failed"
+		[ "$phase" != write ] || pm_wipe "$pm" 1
+		dev=$(dm_create frc "0 $CRASH_SECTORS writecache p $origin $pm 4096 0")
+		log "dm-writecache status: $(dmsetup status frc)"
+		;;
+	*) fail "unknown target $target" ;;
+	esac
+
+	if [ "$phase" = write ]; then
+		[ "$target" != fr ] || fr_status_log frc "before the writer"
+		echo "WRITER START"
+		python3 -u "$CRASH_IO" write "$dev" "$spec" --max-seconds 600
+		fail "the writer ended before the VM was killed"
+	fi
+
+	rc=0
+	python3 "$CRASH_IO" verify "$dev" "$spec" --acked "${FR_ACKED:-}" \
+		${FR_CRASH_REPORT:+--report} || rc=$?
+	if [ "$target" = fr ]; then
+		fr_status_log frc "after verify"
+		msg frc flush
+		assert_eq "$(frs frc chunks_dirty)" 0 "dirty after flush"
+		dm_remove frc
+		echo "# the origin alone, after flush:"
+		orc=0
+		python3 "$CRASH_IO" verify "$origin" "$spec" --acked "${FR_ACKED:-}" > "$FR_TMP/origin.out" || orc=$?
+		sed 's/^RESULT/ORIGIN/' "$FR_TMP/origin.out"
+		[ $orc = 0 ] || fail "the origin alone does not hold what dm-fr held"
+		fr_unload
+	else
+		log "dm-writecache status after verify: $(dmsetup status frc)"
+		dm_remove frc
+	fi
+	dmesg_check
+	[ $rc = 0 ] || fail "verification failed"
+}
