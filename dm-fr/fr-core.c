@@ -690,12 +690,30 @@ struct tag_read {
 	bool valid, corrupt, unreadable;
 };
 
+const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
+			   u64 commit, u64 sectors)
+{
+	u64 key = fr_commit_key(commit);
+
+	if (!(commit & FR_TAG_VALID))
+		return NULL;
+	if (fr_commit_flags(commit) & ~FR_TAG_FLAGS_KNOWN)
+		return "unknown flag bits";
+	if (key >= g->origin_chunks)
+		return "key beyond the end of the origin";
+	if (from_slot(fr_slot_of(g, to_ochunk(key))) != from_pchunk(p) >> 1)
+		return "key does not map to this slot";
+	if (!sectors)
+		return "no sectors held";
+	if (sectors & ~fr_chunk_mask(g, to_ochunk(key)))
+		return "sectors beyond the end of the origin";
+	return NULL;
+}
+
 static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 		     struct tag_read *t)
 {
 	const struct fr_tag_disk *d = &c->tags[from_pchunk(p)];
-	const struct fr_geometry *g = &c->geo;
-	u64 key;
 
 	memset(t, 0, sizeof(*t));
 	if (fr_pm_load8(&d->commit, &t->commit) ||
@@ -707,12 +725,7 @@ static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 	}
 	if (!(t->commit & FR_TAG_VALID))
 		return;
-	key = fr_commit_key(t->commit);
-	if ((fr_commit_flags(t->commit) & ~FR_TAG_FLAGS_KNOWN) ||
-	    key >= g->origin_chunks ||
-	    from_slot(fr_slot_of(g, to_ochunk(key))) !=
-	    from_pchunk(p) >> 1 || !t->sectors ||
-	    (t->sectors & ~fr_chunk_mask(g, to_ochunk(key)))) {
+	if (fr_tag_problem(&c->geo, p, t->commit, t->sectors)) {
 		t->corrupt = true;
 		return;
 	}

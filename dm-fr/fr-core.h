@@ -146,6 +146,14 @@ struct fr_recovery_report {
 	u64 stores;			/* PM words written (0 for CHECK) */
 };
 
+/*
+ * Why a tag read as (commit, sectors) from PM chunk p is corrupt, or NULL if
+ * it is free or well formed on its own (recovery also applies a pair rule:
+ * two copies of one key with the same N flag).
+ */
+const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
+			   u64 commit, u64 sectors);
+
 int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 	       struct fr_group_scratch *scratch, u32 scratch_len,
 	       struct fr_recovery_report *rep, const char **why);

@@ -129,22 +129,8 @@ bool report_pending(const struct fr_recovery_report *rep)
 const char *meta_tag_problem(const struct fr_meta *m, u64 pchunk, u64 commit,
 			     u64 sectors)
 {
-	const struct fr_geometry *g = &m->cache.geo;
-	u64 key = fr_commit_key(commit);
-
-	if (!(commit & FR_TAG_VALID))
-		return NULL;
-	if (fr_commit_flags(commit) & ~FR_TAG_FLAGS_KNOWN)
-		return "unknown flag bits";
-	if (key >= g->origin_chunks)
-		return "key beyond the end of the origin";
-	if (from_slot(fr_slot_of(g, to_ochunk(key))) != pchunk >> 1)
-		return "key does not map to this slot";
-	if (!sectors)
-		return "no sectors held";
-	if (sectors & ~fr_chunk_mask(g, to_ochunk(key)))
-		return "sectors beyond the end of the origin";
-	return NULL;
+	return fr_tag_problem(&m->cache.geo, to_pchunk(pchunk), commit,
+			      sectors);
 }
 
 struct raw_tag {
