@@ -871,6 +871,10 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	struct wbctx *w = vctx;
 	const u8 *src = pm_src;
 
+	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		return -EIO;
+	}
 	if (src < S.pm_view || src + (size_t)nr * SECT > S.pm_view + S.pm_bytes ||
 	    sector + nr > S.c.geo.origin_sectors || w->nst == ARRAY_LEN(w->st) ||
 	    w->used + nr > w->cap_sectors) {
@@ -906,6 +910,12 @@ static int wb_submit(void *vctx)
 	u32 i;
 
 	run_injected(w, INJ_STAGED);
+	if (S.fail == FAIL_SUBMIT && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		w->nst = 0;
+		w->used = 0;
+		return -EIO;
+	}
 	for (i = 0; i < w->nst; i++)
 		so_write(&S.org, w->st[i].sector, w->buf + (size_t)w->st[i].at * SECT,
 			 w->st[i].nr);
@@ -917,9 +927,15 @@ static int wb_submit(void *vctx)
 
 static int wb_flush(void *vctx)
 {
-	(void)vctx;
 	crash_point("origin written, not yet flushed");
+	if (S.fail == FAIL_FLUSH && vctx == &wb_batch && !S.fail_done) {
+		/* The writes stay in the origin's cache, not durable. */
+		S.fail_done = true;
+		S.origin_unflushed_ok = true;
+		return -EIO;
+	}
 	so_flush(&S.org);
+	S.origin_unflushed_ok = false;
 	return 0;
 }
 
@@ -1044,14 +1060,61 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 	return true;
 }
 
+/*
+ * FAIL_PM_READ: make the first held sector of the cached copy of the first
+ * chunk that the write does not cover unreadable, so that fr_write() fails
+ * copying it. Returns false if the write reads nothing from PM.
+ */
+static bool poison_cached_copy(u64 sector, u32 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 key = sector >> g->chunk_shift, first = key << g->chunk_shift;
+	u64 end = sector + nr, i;
+	struct fr_hit hit;
+
+	if (!fr_lookup(&S.c, to_ochunk(key), &hit))
+		return false;
+	for (i = 0; i < g->chunk_sectors; i++) {
+		u64 lba = first + i;
+
+		if ((hit.sectors >> i & 1) && (lba < sector || lba >= end)) {
+			S.pm.poison_off = (u64)((const u8 *)hit.data - S.pm_view) +
+					  i * SECT;
+			S.pm.poison_len = SECT;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void exec_write(u64 sector, u32 nr)
 {
 	u32 id = new_op(OP_WRITE, sector, nr), prev = S.inflight;
+	bool poisoned = false;
 
 	classify_write(sector, nr);
 	mark_range(sector, nr);
 	S.inflight = id;
-	if (write_loop(id, sector, nr)) {
+	if (S.fail == FAIL_PM_READ && !S.fail_done)
+		poisoned = poison_cached_copy(sector, nr);
+	if (poisoned) {
+		struct fr_write_result res;
+		struct payload_ctx pc = { id, sector, payload_buf };
+		int r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+
+		S.pm.poison_len = 0;
+		S.fail_done = true;
+		if (r == -EIO) {
+			/* Not acknowledged: it must read as never written. */
+			S.ops[id].status = ST_LOST;
+			S.fig3[F_ERRORS]++;
+		} else if (r == FR_NEED_CLEAN) {
+			S.ops[id].status = ST_LOST;	/* not attempted */
+		} else {
+			violation("fr_write with an unreadable cached copy returned %d, not -EIO", r);
+			ack_write(id);
+		}
+	} else if (write_loop(id, sector, nr)) {
 		ack_write(id);
 	} else {
 		S.fig3[F_WAITED]++;
@@ -1083,6 +1146,7 @@ static void exec_fill(u64 key)
 	struct payload_ctx pc = { 0, 0, payload_buf };
 	struct fr_hit hit;
 	u64 first = key << g->chunk_shift, mask;
+	u32 i;
 	int r;
 
 	if (key >= g->origin_chunks)
@@ -1092,6 +1156,15 @@ static void exec_fill(u64 key)
 		S.fig3[F_FILL_SKIPPED]++;	/* a read hit: nothing to fill */
 		return;
 	}
+	/*
+	 * Clean data must be durable on the origin: after a failed flush the
+	 * origin's cache may hold sectors of this chunk, so no fill then.
+	 */
+	for (i = 0; i < S.org.ncache; i++)
+		if (S.org.cache[i].sector >> g->chunk_shift == key) {
+			S.fig3[F_FILL_SKIPPED]++;
+			return;
+		}
 	/* A read miss: read the chunk from the origin, install it clean. */
 	mask = fr_chunk_mask(g, to_ochunk(key));
 	memcpy(payload_buf, S.org.view + first * SECT,
@@ -1117,16 +1190,27 @@ static void exec_wb(const struct op *op)
 {
 	int r;
 
+	u64 dirty = fr_count_dirty(&S.c);
+
 	wb_batch.inj = op->ninj ? op : NULL;
 	in_batch = true;
 	r = fr_writeback(&S.c, &S.cursor, op->max, wb_snaps, &wb_ops, &wb_batch);
 	in_batch = false;
 	wb_batch.inj = NULL;
-	run_deferred();
-	if (r < 0)
+	wb_batch.nst = wb_batch.used = 0;
+	if (S.fail_done) {
+		/* an origin or PM error: reported, and nothing made clean */
+		S.fig3[F_ERRORS]++;
+		if (r != -EIO)
+			violation("fr_writeback returned %d after an I/O error, not -EIO", r);
+		if (!op->ninj && fr_count_dirty(&S.c) != dirty)
+			violation("fr_writeback cleaned chunks despite an I/O error");
+	} else if (r < 0) {
 		violation("fr_writeback failed: %d", r);
-	else
+	} else {
 		S.fig3[F_WB_CLEANED] += (u64)r;
+	}
+	run_deferred();
 	S.fig3[F_WB_KEPT_DIRTY] += fr_count_dirty(&S.c);
 }
 
@@ -1138,6 +1222,16 @@ static void exec_recover(void)
 	u32 i;
 	int r;
 
+	/*
+	 * A restart. If a failed operation left stores unfenced, a clean
+	 * shutdown writes them back first (crashes before that were checked
+	 * at the end of the operations since).
+	 */
+	if (S.pm.ep.nunits) {
+		S.pm.on_fence = NULL;
+		fr_pm_fence();
+		S.pm.on_fence = live_fence_hook;
+	}
 	S.collect_rec_hashes = true;
 	S.nrec_hashes = 0;
 	memset(S.vb, 0, S.nlongs * sizeof(long));
@@ -1212,6 +1306,12 @@ static void describe_op(const struct op *op, char *b, size_t len)
 	default:
 		o = snprintf(b, len, "?");
 	}
+	if (op->fail && o < len)
+		o += snprintf(b + o, len - o, " [%s fails]",
+			      op->fail == FAIL_PM_READ ? "PM read" :
+			      op->fail == FAIL_STAGE ? "stage" :
+			      op->fail == FAIL_SUBMIT ? "origin write" :
+			      "origin flush");
 	if (op->crash_sel && o < len)
 		snprintf(b + o, len - o, " [crash at point %llu]",
 			 (unsigned long long)(1 + op->crash_sel % 6));
@@ -1260,7 +1360,7 @@ static void live_check(void)
 	bool was = S.state_bad;
 
 	S.state_bad = false;
-	if (S.org.ncache)
+	if (S.org.ncache && !S.origin_unflushed_ok)
 		violation("an operation left %u origin writes unflushed", S.org.ncache);
 	check_cache(&S.c, true);
 	S.state_bad = was;
@@ -1271,7 +1371,11 @@ static void end_of_op(const char *what)
 	bool was = S.state_bad;
 
 	S.state_bad = false;
-	if (S.pm.ep.nunits)
+	/*
+	 * (An operation that failed owes no durability; stores left unfenced
+	 * by a failed one stay pending until some later fence.)
+	 */
+	if (S.pm.ep.nunits && !S.fail_done && !S.pending_at_start)
 		violation("%s returned with %u PM units not fenced", what,
 			  S.pm.ep.nunits);
 	S.state_bad = was;
@@ -1322,6 +1426,9 @@ static void run_op(const struct op *op)
 	for (i = 0; i < op->ninj; i++)
 		mark_range(op->inj[i].sector, op->inj[i].nr);
 	S.op_points = 0;
+	S.pending_at_start = S.pm.ep.nunits != 0;
+	S.fail = op->fail;
+	S.fail_done = false;
 	S.crash_target = op->crash_sel ? 1 + op->crash_sel % 6 : 0;
 	S.crash_seed = op->crash_sel;
 	if (!setjmp(S.crash_jb)) {
@@ -1330,8 +1437,11 @@ static void run_op(const struct op *op)
 			S.crash_target = S.op_points + 1;	/* at the end */
 		end_of_op("the end of the operation");
 		S.crash_target = 0;
+		S.fail = FAIL_NONE;
 		return;
 	}
+	S.fail = FAIL_NONE;
+	S.pm.poison_len = 0;
 	/* A real crash happened at crash_target: restart and recover. */
 	S.crash_target = 0;
 	memset(S.locked, 0, S.c.geo.nr_slots);
@@ -1493,11 +1603,20 @@ static void snap_take(struct snap *sn)
 	memcpy(sn->log, S.log, sizeof(*sn->log) * S.nlog);
 	sn->cursor = S.cursor;
 	sn->next_seq = atomic64_read(&S.c.next_seq);
+	simpm_epoch_copy(&sn->pending, &S.pm.ep);
+	free(sn->ocache);
+	sn->ocache = xmalloc((S.org.ncache + 1) * sizeof(*sn->ocache));
+	if (S.org.ncache)
+		memcpy(sn->ocache, S.org.cache,
+		       S.org.ncache * sizeof(*sn->ocache));
+	sn->nocache = S.org.ncache;
+	sn->origin_unflushed_ok = S.origin_unflushed_ok;
 }
 
 static void snap_restore(const struct snap *sn)
 {
 	u64 os = S.cfg->origin_sectors;
+	u32 u;
 
 	memcpy(S.pm_view, sn->pm_view, S.pm_bytes);
 	memcpy(S.pm_media, sn->pm_media, S.pm_bytes);
@@ -1505,6 +1624,9 @@ static void snap_restore(const struct snap *sn)
 	memcpy(S.org.media, sn->org_media, os * SECT);
 	memcpy(S.org.view, sn->org_media, os * SECT);
 	S.org.ncache = 0;
+	for (u = 0; u < sn->nocache; u++)	/* replay the unflushed writes */
+		so_write(&S.org, sn->ocache[u].sector, sn->ocache[u].data, 1);
+	S.origin_unflushed_ok = sn->origin_unflushed_ok;
 	memcpy(S.cur, sn->cur, os * sizeof(u32));
 	memcpy(S.freed, sn->freed, os);
 	memcpy(S.vb, sn->vb, S.nlongs * sizeof(long));
@@ -1515,7 +1637,7 @@ static void snap_restore(const struct snap *sn)
 	memcpy(S.log, sn->log, sizeof(*sn->log) * sn->nlog);
 	S.cursor = sn->cursor;
 	atomic64_set(&S.c.next_seq, sn->next_seq);
-	simpm_reset_pending(&S.pm);
+	simpm_set_pending(&S.pm, &sn->pending);
 	S.inflight = 0;
 }
 
@@ -1530,6 +1652,8 @@ static void snap_free(struct snap *sn)
 	free(sn->db);
 	free(sn->ops);
 	free(sn->log);
+	free(sn->ocache);
+	simpm_epoch_free(&sn->pending);
 	memset(sn, 0, sizeof(*sn));
 }
 
@@ -1636,6 +1760,13 @@ static void build_workload(struct workload *w)
 				 .nr = (u32)cs };
 		A(o);
 	}
+	/* error paths: the cached copy unreadable; the origin flush failing */
+	o = mk_write(K * cs + 5, 2);
+	o.fail = FAIL_PM_READ;
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .fail = FAIL_FLUSH };
+	A(o);
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
 	o = (struct op){ .type = OP_RECOVER };
@@ -1836,6 +1967,10 @@ static struct op random_op(u64 *rng)
 	}
 	if (r < 88 && gen_rand(rng) % 10 == 0)
 		o.crash_sel = gen_rand(rng) | 1;
+	if (o.type == OP_WB && gen_rand(rng) % 8 == 0)
+		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 3);
+	if (o.type == OP_WRITE && gen_rand(rng) % 8 == 0)
+		o.fail = FAIL_PM_READ;
 	return o;
 }
 
@@ -1877,7 +2012,7 @@ static const char *const fig3_names[F_NR] = {
 	[F_WB_CLEANED] = "wb-cleaned", [F_WB_KEPT_DIRTY] = "wb-left-dirty",
 	[F_XREGION] = "xregion-refused", [F_RECOVERY_STORES] = "recoveries-with-work",
 	[F_GROUP_BACK] = "groups-rolled-back", [F_GROUP_FWD] = "groups-rolled-forward",
-	[F_WAITED] = "writes-waited-for-batch",
+	[F_WAITED] = "writes-waited-for-batch", [F_ERRORS] = "io-errors",
 };
 
 static const char *const mut_names[FR_MUT_COUNT] = {

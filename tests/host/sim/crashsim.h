@@ -27,8 +27,18 @@ enum op_type {
 
 enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED };
 
+/* Error injection for one (top-level) operation. */
+enum fail_at {
+	FAIL_NONE,
+	FAIL_PM_READ,	/* write: the cached copy's other sectors unreadable */
+	FAIL_STAGE,	/* writeback: the first stage fails (PM read error) */
+	FAIL_SUBMIT,	/* writeback: the origin refuses the writes */
+	FAIL_FLUSH,	/* writeback: written, but the origin flush fails */
+};
+
 struct op {
 	u8 type;
+	u8 fail;		/* enum fail_at */
 	u8 inj_at;
 	u8 ninj;
 	u64 sector;
@@ -68,6 +78,10 @@ struct snap {
 	unsigned long *vb, *db;
 	s64 next_seq;
 	char (*log)[LOG_LEN];
+	struct simpm_epoch pending;	/* PM stores not fenced yet */
+	struct so_write *ocache;	/* the origin's unflushed writes */
+	u32 nocache;
+	bool origin_unflushed_ok;
 };
 
 /* Write coverage: the Figure 3 case each chunk of a write met. */
@@ -75,7 +89,8 @@ enum fig3 {
 	F_1, F_2_1, F_2_2, F_3_1_CLEAN, F_3_1_DIRTY, F_3_2_CLEAN, F_3_2_DIRTY,
 	F_3_3_CLEAN, F_3_3_DIRTY, F_MULTI, F_PARTIAL, F_NEED_CLEAN, F_FILL,
 	F_FILL_SKIPPED, F_DISCARD_DROP, F_WB_CLEANED, F_WB_KEPT_DIRTY,
-	F_XREGION, F_RECOVERY_STORES, F_GROUP_BACK, F_GROUP_FWD, F_WAITED, F_NR
+	F_XREGION, F_RECOVERY_STORES, F_GROUP_BACK, F_GROUP_FWD, F_WAITED,
+	F_ERRORS, F_NR
 };
 
 #define SEEN_CAP (1U << 15)
@@ -131,6 +146,10 @@ struct sim {
 	u64 crash_seed;
 	jmp_buf crash_jb;
 	bool quiescent;		/* crash point at the end of an op */
+	u8 fail;		/* enum fail_at of the current op */
+	bool pending_at_start;	/* unfenced stores left by a failed op */
+	bool fail_done;		/* the injected error happened */
+	bool origin_unflushed_ok;	/* a flush failed: the cache may hold data */
 	const char *point_kind;
 	u64 states, points, violations, violating_states;
 	bool state_bad;

@@ -154,6 +154,16 @@ void simpm_epoch_copy(struct simpm_epoch *dst, const struct simpm_epoch *src)
 		memcpy(dst->vals, src->vals, src->nvals * sizeof(u64));
 }
 
+void simpm_set_pending(struct simpm *pm, const struct simpm_epoch *ep)
+{
+	u32 i;
+
+	simpm_reset_pending(pm);
+	simpm_epoch_copy(&pm->ep, ep);
+	for (i = 0; i < pm->ep.nunits; i++)
+		pm->unit_of[slot_index(pm, &pm->ep.units[i])] = (int32_t)i;
+}
+
 static u32 pool_add(struct simpm_epoch *ep, const void *src, u32 nw)
 {
 	u32 at;

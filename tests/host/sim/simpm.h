@@ -94,6 +94,8 @@ void simpm_apply_unit(u8 *buf, const struct simpm_epoch *ep,
 		      struct simpm_undo *undo);
 
 void simpm_epoch_copy(struct simpm_epoch *dst, const struct simpm_epoch *src);
+/* Make ep the pending stores of pm (to restore a snapshot). */
+void simpm_set_pending(struct simpm *pm, const struct simpm_epoch *ep);
 void simpm_epoch_free(struct simpm_epoch *ep);
 
 void simpm_undo_log(struct simpm_undo *undo, u8 *buf, u32 word);
