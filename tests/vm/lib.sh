@@ -150,14 +150,14 @@ bad_kernel_lines() {
 	grep -E -- "$FR_BAD_KERNEL_RE" | grep -Ev -- "${FR_DMESG_ALLOW:-^\$^}"
 }
 
-# dmesg_since_start: the kernel log since the current test began.
+# dmesg_since_start: the kernel log since the current test began (all of it
+# if the begin marker is gone).
 dmesg_since_start() {
-	local m=${FR_DMESG_MARK:-}
-	if [ -n "$m" ] && dmesg | grep -qF -- "$m"; then
-		dmesg | sed -n "\\|$m|,\$p" | sed 1d
-	else
-		dmesg
-	fi
+	dmesg | awk -v m="${FR_DMESG_MARK:-}" '
+		found { print; next }
+		m != "" && index($0, m) { found = 1; next }
+		{ buf[n++] = $0 }
+		END { if (!found) for (i = 0; i < n; i++) print buf[i] }'
 }
 
 # dmesg_expect ERE [MESSAGE]: a kernel line since the test began matches ERE.
