@@ -48,7 +48,7 @@ fr_status_log() {
 	for i in "${!FR_STATUS_FIELDS[@]}"; do
 		out="$out ${FR_STATUS_FIELDS[$i]}=${w[$((3 + i))]:-?}"
 	done
-	log "status ${2:-$1}:$out"
+	log "[${SECONDS}s] status ${2:-$1}:$out"
 }
 
 # fr_wait_dirty_zero NAME SECONDS: wait until the device has no dirty chunk.
@@ -151,14 +151,14 @@ fs_fsck() {
 }
 
 # tree_write DIR SEED: a file workload in DIR: a directory tree of files of
-# 1 KiB .. 1.5 MiB (content: SEED's pattern), then overwrites in place, appends,
+# 1 KiB .. 1 MiB (content: SEED's pattern), then overwrites in place, appends,
 # renames, deletes, hard links and an fsync'd fio job with crc32c verification;
-# about 20 MiB in all.  Ends with sync.
+# about 14 MiB in all.  Ends with sync.
 tree_write() {
 	local d=$1 seed=$2 i sz
 	mkdir -p "$d/a/b/c" "$d/x" "$d/y"
-	for i in $(seq 1 24); do
-		sz=$(( (i * i * 2711) % 1536 + 1 ))
+	for i in $(seq 1 20); do
+		sz=$(( (i * i * 2711) % 1024 + 1 ))
 		_pattern "$seed-f$i" $((sz << 10)) > "$d/a/f$i"
 	done
 	for i in $(seq 1 12); do
@@ -175,7 +175,7 @@ tree_write() {
 	rm -f "$d/a/f6" "$d/a/b/c/s2"
 	ln "$d/a/f9" "$d/y/link9"
 	sync
-	fio --name=fsjob --directory="$d/x" --rw=randwrite --bsrange=4k-64k --size=4M \
+	fio --name=fsjob --directory="$d/x" --rw=randwrite --bsrange=4k-64k --size=2M \
 		--numjobs=2 --ioengine=psync --fsync=8 --verify=crc32c --verify_fatal=1 \
 		--randrepeat=1 --randseed=7 > "$FR_OUT/fio-fsjob-$seed.log" 2>&1 ||
 		{ tail -n 20 "$FR_OUT/fio-fsjob-$seed.log" >&2; fail "fio in the file system failed"; }
@@ -211,14 +211,14 @@ fs_roundtrip() {
 	mnt=$(fr_mount "$dev")
 	tree_write "$mnt" "$name-$type"
 	man=$(tree_manifest "$mnt")
-	log "$type: $(printf '%s\n' "$man" | wc -l) files, $(du -sh "$mnt" | cut -f1) used"
+	log "[${SECONDS}s] $type: $(printf '%s\n' "$man" | wc -l) files, $(du -sh "$mnt" | cut -f1) used"
 	umount "$mnt"
 	fr_status_log "$name" "$type before reload"
 	fs_fsck "$type" "$dev"
 
 	dm_remove "$name"
 	dev=$(fr_create "$name" "$origin" "$pm")
-	log "$type: reloaded, $(recovered_line | awk '{ print $1 " valid, " $2 " dirty chunks recovered" }')"
+	log "[${SECONDS}s] $type: reloaded, $(recovered_line | awk '{ print $1 " valid, " $2 " dirty chunks recovered" }')"
 	mount "$dev" "$mnt" || fail "mount of $type after the reload failed"
 	tree_check "$mnt" "$man"
 	# The file system keeps working after the reload.
