@@ -1,0 +1,508 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# bench/guest/bench.sh OUTDIR: the benchmark suite, run inside ONE guest boot
+# by tests/bench/run (never on the host: it loads modules and writes devices).
+#
+# Configurations, all on the same emulated PM (/dev/pmem0) and the same origin
+# disk (virtio-blk, serial "bench"):
+#   raw     /dev/pmem0 itself, O_DIRECT: the physical limit
+#   fr      dm-fr on /dev/pmem0 in front of the origin (defaults)
+#   frwb0   dm-fr with writeback_period 0 (watermark writeback only): a
+#           diagnostic, to show what the periodic writeback costs
+#   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
+#   origin  the bare origin
+#   pmfs    (file systems) the file system on /dev/pmem0, no DAX: the limit
+#   dax     (ext4) ext4 -o dax on /dev/pmem0
+# Every configuration is created fresh for each run and removed after it, and
+# each workload runs its configurations interleaved (rotated each repetition)
+# BENCH_REPS times.  Every run is verified: block runs read their whole region
+# back and check each block's crc32c header, then a short write+verify run of
+# the same shape catches lost or stale writes; file-system runs check every
+# file after drop_caches, then unmount and fsck.
+#
+# Results: OUTDIR/runs.jsonl (one JSON object per measured run), OUTDIR/fio/
+# (fio's JSON output), OUTDIR/log/ (verification logs), OUTDIR/meta.json.
+#
+# Environment: FR_KO (dm-fr.ko), BENCH_VARMAIL (the varmail binary),
+# BENCH_REPS (3), BENCH_RUNTIME (s, block runs, 3), BENCH_FS_RUNTIME (s, 3),
+# BENCH_SETS (default "block fs fsbig load"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
+# mix and the fileserver-like job; default all three), BENCH_BLOCK (the block
+# workloads to run; default all).
+
+set -u
+OUT=${1:?usage: bench.sh OUTDIR}
+TOP=${FR_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+JOBS=$TOP/bench/jobs
+REPS=${BENCH_REPS:-3}
+RT=${BENCH_RUNTIME:-3}
+FSRT=${BENCH_FS_RUNTIME:-3}
+SETS=${BENCH_SETS:-block fs fsbig load}
+FSLIST=${BENCH_FS:-ext4 xfs btrfs}
+MIXFS=${BENCH_MIX_FS:-ext4 xfs btrfs}
+STREAMFS=${BENCH_STREAM_FS:-ext4 xfs btrfs}
+VARMAIL=${BENCH_VARMAIL:-$TOP/tests/out/bench/bin/varmail}
+FR_KO=${FR_KO:-$TOP/dm-fr/dm-fr.ko}
+FIO_TIMEOUT=300
+
+mkdir -p "$OUT/fio" "$OUT/log" "$OUT/tmp" || exit 1
+cd "$OUT/tmp" || exit 1	# fio leaves verify state files in its working directory
+T0=$(date +%s)
+log() { echo "bench: [$(( $(date +%s) - T0 ))s] $*"; }
+die() { echo "bench: FATAL: $*" >&2; exit 1; }
+
+# rec KEY VALUE ...: append one JSON object (string values) to runs.jsonl.
+rec() {
+	local args=()
+	while [ $# -ge 2 ]; do args+=(--arg "$1" "$2"); shift 2; done
+	jq -cn '$ARGS.named' "${args[@]}" >> "$OUT/runs.jsonl"
+}
+
+# ------------------------------------------------------------------ devices
+
+modprobe dm-mod && modprobe dm-writecache && modprobe nd_e820 && modprobe nd_pmem &&
+	modprobe loop || die "modprobe failed"
+for d in $(modinfo -F depends "$FR_KO" | tr , ' '); do modprobe "$d" || die "modprobe $d"; done
+insmod "$FR_KO" || die "insmod $FR_KO"
+dmsetup targets | grep -q '^fr ' || die "no fr target"
+udevadm settle 2>/dev/null
+for _ in $(seq 50); do [ -b /dev/pmem0 ] && break; sleep 0.1; done
+PM=/dev/pmem0
+[ -b $PM ] || die "no /dev/pmem0"
+[ "$(cat /sys/block/pmem0/queue/dax)" = 1 ] || die "/dev/pmem0 is not DAX-capable"
+ORIGIN=
+for b in /sys/block/vd*; do
+	[ "$(cat "$b/serial" 2>/dev/null)" = bench ] && ORIGIN=/dev/${b##*/}
+done
+[ -n "$ORIGIN" ] || die "no origin disk with serial 'bench'"
+# udev would probe (read) every new dm device as it appears, through the cache
+# under test, while the next step already runs: stop it.  /dev/dm-N nodes come
+# from devtmpfs; dmsetup runs with --noudevsync.
+udevadm control --exit 2>/dev/null
+DMS="dmsetup --noudevsync"
+PM_BYTES=$(blockdev --getsize64 $PM)
+ORIGIN_BYTES=$(blockdev --getsize64 "$ORIGIN")
+MIB=2048	# sectors per MiB
+
+dmdev() { echo "/dev/$($DMS info -c --noheadings -o blkdevname "$1" | tr -d ' ')"; }
+dm_gone() { $DMS remove --retry "$1" >/dev/null 2>&1 || $DMS remove --force "$1" >/dev/null 2>&1; }
+zero_head() { dd if=/dev/zero of="$1" bs=1M count="${2:-1}" oflag=direct status=none; }
+linear() { # NAME DEV START_MIB LEN_MIB -> /dev/dm-N
+	$DMS create "$1" --table "0 $(($4 * MIB)) linear $2 $(($3 * MIB))" || die "linear $1"
+	dmdev "$1"
+}
+
+jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg origin_bytes "$ORIGIN_BYTES" \
+	--arg cpus "$(nproc)" --arg mem_kb "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" \
+	--arg fio "$(fio --version)" --arg reps "$REPS" --arg runtime "$RT" --arg fs_runtime "$FSRT" \
+	--arg sets "$SETS" --arg fr_srcversion "$(modinfo -F srcversion "$FR_KO")" \
+	--arg cpu_flags "$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'clwb\|clflushopt' | tr '\n' ' ')" \
+	'$ARGS.named' > "$OUT/meta.json"
+log "kernel $(uname -r), PM $PM $((PM_BYTES >> 20)) MiB, origin $ORIGIN $((ORIGIN_BYTES >> 20)) MiB"
+
+# ------------------------------------------------------------------ configs
+
+# mkcfg CFG PMDEV ORIGDEV LEN_SECTORS [fr options...]: create the configuration;
+# sets DEV (the device to test) and DMNAME (the dm device, or empty).
+mkcfg() {
+	local cfg=$1 pm=$2 orig=$3 len=$4
+	shift 4
+	DMNAME=
+	case $cfg in
+	raw|pmfs|dax) DEV=$pm ;;
+	origin) DEV=$orig ;;
+	fr|frwb0)
+		local opts=(fresh "$@")
+		[ $cfg = frwb0 ] && opts+=(writeback_period 0)
+		DMNAME=bfr
+		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
+		DEV=$(dmdev bfr)
+		;;
+	wc)
+		zero_head "$pm"
+		DMNAME=bwc
+		$DMS create bwc --table "0 $len writecache p $orig $pm 4096 0" || return 1
+		DEV=$(dmdev bwc)
+		;;
+	*) return 1 ;;
+	esac
+}
+
+rmcfg() { [ -z "$DMNAME" ] || dm_gone "$DMNAME"; DMNAME=; }
+
+status() { [ -n "$DMNAME" ] && $DMS status "$DMNAME" 2>/dev/null | tr -s ' '; }
+
+# fr_field STATUS N: word N of an fr status line (0 = start sector).
+fr_field() { echo "$1" | awk -v n="$2" '{ print $(n + 1) }'; }
+
+# fr_wait_clean SECS: wait until dm-fr has nothing dirty (writeback settled).
+fr_wait_clean() {
+	local n=$(($1 * 10)) s
+	while [ $n -gt 0 ]; do
+		s=$(status)
+		[ "$(fr_field "$s" 7)" = 0 ] && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	return 1
+}
+
+# rotate N WORDS...: the words rotated left by N.
+rotate() {
+	local n=$1
+	shift
+	local a=("$@") k=${#a[@]} i out=()
+	for ((i = 0; i < k; i++)); do out+=("${a[$(((i + n) % k))]}"); done
+	echo "${out[@]}"
+}
+
+# fio_json ID JOB SECTION: the measured run, JSON to fio/ID.json.
+fio_json() {
+	timeout $FIO_TIMEOUT fio "$2" ${3:+--section="$3"} --output-format=json \
+		--output="$OUT/fio/$1.json" > "$OUT/log/$1.stderr" 2>&1
+}
+
+# fio_ok ID JOB SECTION: a verification run; status 0 when it found nothing.
+fio_ok() {
+	local log=$OUT/log/$1.log rc=0
+	timeout $FIO_TIMEOUT fio "$2" --section="$3" > "$log" 2>&1 || rc=$?
+	[ $rc = 0 ] && ! grep -Eqi 'verify:|bad magic|bad header|crc32c.*(wanted|got)|[^_]err= *[1-9]' "$log"
+}
+
+# bad_dump LOG DEV: for the first blocks a check found bad, what the device
+# and the origin hold there (the first 64 bytes).
+bad_dump() {
+	local off
+	for off in $(grep -o 'at file [^ ]* offset [0-9]*' "$1" | awk '{ print $5 }' | head -n 4); do
+		echo "offset $off: device $2"
+		dd if="$2" bs=4096 skip=$((off / 4096)) count=1 iflag=direct status=none | od -A d -t x1 | head -n 4
+		echo "offset $off: origin $ORIGIN"
+		dd if="$ORIGIN" bs=4096 skip=$((off / 4096)) count=1 iflag=direct status=none | od -A d -t x1 | head -n 4
+	done
+	[ -n "$DMNAME" ] && $DMS status "$DMNAME"
+}
+
+# ------------------------------------------------------------------ meminfo
+
+# dram_kb: slab + vmalloc + percpu in use (kB), after the caches were dropped.
+dram_kb() {
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	awk '/^Slab:|^VmallocUsed:|^Percpu:/ { s += $2 } END { print s }' /proc/meminfo
+}
+
+# vmalloc_of MODULE: bytes of vmalloc areas allocated from MODULE's code.
+vmalloc_of() { awk -v m="[$1]" 'index($0, m) { s += $2 } END { print s + 0 }' /proc/vmallocinfo; }
+
+# ------------------------------------------------------------------ block level
+
+LEN_BLK=$((4096 * MIB))	# 4 GiB of origin behind the caches
+# Origin areas (offsets on the origin, and on a cache in front of it):
+#   [0, 320M)     block workloads (writes in [0, 240M), read-mostly in [256M, 320M))
+#   [1G, 1.25G)   larger-than-PM workloads
+#   [2G, 2.5G)    the file systems
+#   [4G, 5G) and [5G, 6G)   the load-time test (dm-fr, dm-writecache)
+
+prefill() { # DEV OFFSET_MIB SIZE_MIB: sequential writes with crc32c headers every 4 KiB
+	fio --name=prefill --filename="$1" --offset=$(($2))m --size=$(($3))m --rw=write \
+		--bs=1m --verify=crc32c --verify_interval=4k --do_verify=0 --direct=1 \
+		--ioengine=libaio --iodepth=4 --output="$OUT/log/prefill-$2.log" >/dev/null 2>&1
+}
+
+# now_ms; lap NAME: append "NAME=seconds since the last lap" to STEPS.
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+lap() { local t=$(now_ms); STEPS="$STEPS $1=$(( (t - LAP) / 100 ))e-1"; LAP=$t; }
+
+# blk_run WORKLOAD JOBFILE CFG REP PMDEV: one measured block-level run.
+blk_run() {
+	local wl=$1 job=$2 cfg=$3 rep=$4 pm=$5 id="blk-$1-$3-$4" verify=ok why= s0= s1 t0 t1
+	STEPS= LAP=$(now_ms)
+	export BENCH_DEV BENCH_RUNTIME=$RT
+	case $wl in
+	readmostly) [ $cfg = raw ] && prefill $PM 256 64 ;;
+	randread|overflow_*|halfpm) ;;
+	*) [ $cfg = raw ] && prefill $PM 0 64 ;;
+	esac
+	lap prefill
+	if ! mkcfg "$cfg" "$pm" "$ORIGIN" $LEN_BLK; then
+		rec set block workload "$wl" config "$cfg" rep "$rep" verify "FAIL: cannot create"
+		return
+	fi
+	lap create
+	BENCH_DEV=$DEV
+	if [ "$wl" = randread ]; then
+		fio_ok "$id-prep" "$job" prep || { verify=FAIL why="prep"; }
+		case $cfg in fr|frwb0) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
+		lap prep
+	fi
+	s0=$(status)
+	t0=$(date +%s%N)
+	fio_json "$id" "$job" run || { verify=FAIL; why="$why run(rc)"; }
+	t1=$(date +%s%N)
+	s1=$(status)
+	lap run
+	if grep -q '^\[check\]' "$job" && ! fio_ok "$id-check" "$job" check; then
+		verify=FAIL why="$why check"
+		bad_dump "$OUT/log/$id-check.log" "$DEV" > "$OUT/log/$id-baddump.txt" 2>&1
+	fi
+	lap check
+	if grep -q '^\[vrun\]' "$job"; then
+		fio_ok "$id-vrun" "$job" vrun || { verify=FAIL; why="$why vrun"; }
+	fi
+	lap vrun
+	rmcfg
+	lap remove
+	rec set block workload "$wl" config "$cfg" rep "$rep" fio "fio/$id.json" \
+		status_before "$s0" status_after "$s1" wall_ns $((t1 - t0)) \
+		verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS"
+	log "$wl $cfg rep $rep: $(jq -r '[.jobs[0].write.iops, .jobs[0].read.iops] | map(floor) | join(" w/r ")' \
+		"$OUT/fio/$id.json" 2>/dev/null) IOPS, verify $verify${why:+:$why};$STEPS"
+}
+
+# Block workloads: NAME JOBFILE CONFIGS...
+BLOCK_SPECS=(
+	"qd1_fsync randwrite-fsync-qd1 raw fr wc origin frwb0"
+	"2j_fsync randwrite-fsync-2j raw fr wc origin"
+	"odirect randwrite-odirect raw fr wc origin"
+	"randread randread-cached raw fr wc origin"
+	"readmostly readmostly-zipf raw fr wc origin"
+	"halfpm halfpm-randwrite fr"
+)
+# Larger than PM: the caches get a 64 MiB slice of the PM.
+OVERFLOW_SPECS=(
+	"overflow_seq overflow-seq fr wc origin"
+	"overflow_rand overflow-rand fr wc origin"
+)
+BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly halfpm overflow_seq overflow_rand}
+
+block_set() {
+	local rep wl job spec slice
+	log "prefill the origin areas the checks read"
+	prefill "$ORIGIN" 0 64
+	prefill "$ORIGIN" 256 64
+	slice=$(linear bpm64 $PM 0 64)
+	for spec in "${BLOCK_SPECS[@]}" "${OVERFLOW_SPECS[@]}"; do
+		set -- $spec
+		wl=$1 job=$JOBS/$2.fio
+		shift 2
+		case " $BLOCK_WL " in *" $wl "*) ;; *) continue ;; esac
+		local pm=$PM
+		case $wl in overflow_*) pm=$slice ;; esac
+		for rep in $(seq 1 "$REPS"); do
+			for cfg in $(rotate $((rep - 1)) "$@"); do
+				blk_run "$wl" "$job" "$cfg" "$rep" "$pm"
+			done
+		done
+	done
+	dm_gone bpm64
+}
+
+# ------------------------------------------------------------------ file systems
+
+mkfs_of() { # FS DEV
+	case $1 in
+	ext4) mkfs.ext4 -q -F "$2" ;;
+	xfs) mkfs.xfs -q -f "$2" ;;
+	btrfs) mkfs.btrfs -q -f "$2" ;;
+	esac
+}
+
+fsck_of() { # FS DEV
+	case $1 in
+	ext4) e2fsck -fn "$2" ;;
+	xfs) xfs_repair -n "$2" ;;
+	btrfs) btrfs check --readonly "$2" ;;
+	esac
+}
+
+MNT=/tmp/bench-mnt
+mkdir -p $MNT
+
+# fs_run FS CFG REP PMDEV ORIGDEV LEN JOBS...: one file-system setup, the jobs
+# in order, then the checks.  JOBS: varmail oltp fileserver mix oltp_large
+# fileserver_large.
+fs_run() {
+	local fs=$1 cfg=$2 rep=$3 pm=$4 orig=$5 len=$6
+	shift 6
+	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 mopt= base="fs-$fs-$cfg-$rep"
+	local -A res
+	export BENCH_DIR=$MNT/d BENCH_RUNTIME=$FSRT
+	[ $cfg = dax ] && mopt="-o dax"
+	STEPS= LAP=$(now_ms)
+	if ! mkcfg "$cfg" "$pm" "$orig" "$len"; then
+		rec set fs fs "$fs" config "$cfg" rep "$rep" verify "FAIL: cannot create"
+		return
+	fi
+	if ! mkfs_of "$fs" "$DEV" > "$OUT/log/$base-mkfs.log" 2>&1 ||
+	   ! mount $mopt "$DEV" $MNT 2> "$OUT/log/$base-mount.log"; then
+		rec set fs fs "$fs" config "$cfg" rep "$rep" verify "FAIL: mkfs/mount"
+		rmcfg
+		return
+	fi
+	mkdir -p $MNT/d
+	lap create+mkfs
+	for j in "${jobs[@]}"; do
+		id=$base-$j
+		rm -rf $MNT/d/*
+		sync
+		case $j in
+		oltp|oltp_large) fio_ok "$id-prep" "$JOBS/${j/_/-}.fio" prep || { verify=FAIL why="$why $j-prep"; } ;;
+		mix) timeout $FIO_TIMEOUT fio "$JOBS/mix-prep.fio" > "$OUT/log/$id-prep.log" 2>&1 ||
+			{ verify=FAIL why="$why mix-prep"; }
+		     sync ;;
+		esac
+		lap $j-prep
+		s0=$(status)
+		t0=$(date +%s%N)
+		case $j in
+		varmail)
+			mkdir -p $MNT/d/vm
+			timeout $FIO_TIMEOUT "$VARMAIL" run $MNT/d/vm "$OUT/log/$id.state" "$FSRT" 2 200 \
+				> "$OUT/fio/$id.json" 2> "$OUT/log/$id.stderr" ||
+				{ verify=FAIL why="$why varmail"; } ;;
+		mix) fio_json "$id" "$JOBS/mix-run.fio" "" || { verify=FAIL why="$why mix(rc)"; } ;;
+		*) fio_json "$id" "$JOBS/${j/_/-}.fio" run || { verify=FAIL why="$why $j(rc)"; } ;;
+		esac
+		t1=$(date +%s%N)
+		s1=$(status)
+		res[$j]="$s0|$s1|$((t1 - t0))"
+		lap $j
+		# Check this job's files now, from the device (the next job removes them).
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		case $j in
+		varmail) "$VARMAIL" check $MNT/d/vm "$OUT/log/$id.state" > "$OUT/log/$id-check.log" 2>&1 ||
+				{ verify=FAIL why="$why varmail-check"; } ;;
+		mix) timeout $FIO_TIMEOUT fio "$JOBS/mix-check.fio" > "$OUT/log/$id-check.log" 2>&1 &&
+			! grep -Eqi 'verify:|bad magic|bad header|[^_]err= *[1-9]' "$OUT/log/$id-check.log" ||
+				{ verify=FAIL why="$why mix-check"; } ;;
+		*) fio_ok "$id-check" "$JOBS/${j/_/-}.fio" check || { verify=FAIL why="$why $j-check"; } ;;
+		esac
+		lap $j-check
+	done
+	umount $MNT || { verify=FAIL why="$why umount"; umount -l $MNT; }
+	fsck_of "$fs" "$DEV" > "$OUT/log/$base-fsck.log" 2>&1 || { verify=FAIL why="$why fsck"; }
+	lap umount+fsck
+	for j in "${jobs[@]}"; do
+		IFS='|' read -r s0 s1 t0 <<< "${res[$j]:-||0}"
+		rec set fs fs "$fs" config "$cfg" rep "$rep" job "$j" fio "fio/$base-$j.json" \
+			status_before "$s0" status_after "$s1" wall_ns "$t0" \
+			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS"
+	done
+	rmcfg
+	log "fs $fs $cfg rep $rep: verify $verify${why:+:$why};$STEPS"
+}
+
+fs_set() {
+	local rep fs cfg orfs cfgs jobs
+	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	for rep in $(seq 1 "$REPS"); do
+		for fs in $FSLIST; do
+			cfgs="pmfs fr wc origin"
+			[ $fs = ext4 ] && cfgs="$cfgs dax"
+			jobs="varmail oltp"
+			case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
+			case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
+			for cfg in $(rotate $((rep - 1)) $cfgs); do
+				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
+			done
+		done
+	done
+	dm_gone bfsorigin
+}
+
+# Larger than PM: ext4 on the 512 MiB origin area, the caches get 32 MiB of PM.
+fsbig_set() {
+	local rep cfg orfs slice
+	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	slice=$(linear bpm32 $PM 0 32)
+	for rep in $(seq 1 "$REPS"); do
+		for cfg in $(rotate $((rep - 1)) fr wc origin); do
+			fs_run ext4 "$cfg" "$rep" "$slice" "$orfs" $((512 * MIB)) oltp_large fileserver_large
+		done
+	done
+	dm_gone bpm32
+	dm_gone bfsorigin
+}
+
+# ------------------------------------------------------------------ DRAM and load time
+
+# load_run CFG REP: the DRAM a cache takes on a 64 MiB slice of the PM and on
+# the whole PM (512 MiB), then fill the whole-PM cache completely, remove it
+# and time the load of the full PM (dm-fr: recovery at preresume;
+# dm-writecache: its constructor and resume read every entry); then read
+# everything back through the loaded cache and check it.
+load_run() {
+	local cfg=$1 rep=$2 orig id="load-$1-$2" m0 m1 m2 m3 v0 v1 used
+	local s sfull fill fill_ns t0 t1 verify=ok why= mod opts=() table pms
+	case $cfg in
+	fr) orig=$(linear blorig "$ORIGIN" 4096 1024) mod=dm_fr ;;
+	wc) orig=$(linear blorig "$ORIGIN" 5120 1024) mod=dm_writecache ;;
+	esac
+	# Small PM (64 MiB): with the whole PM, the fixed and per-GiB parts of the DRAM.
+	pms=$(linear blpm $PM 0 64)
+	m0=$(dram_kb)
+	mkcfg "$cfg" "$pms" "$orig" $((1024 * MIB)) || why="$why create-small"
+	m1=$(dram_kb)
+	rmcfg
+	dm_gone blpm
+	# The whole PM; dm-fr with writeback off, so that it is full of dirty data.
+	[ $cfg = fr ] && opts=(writeback_period 0 high_watermark 100 low_watermark 100)
+	m2=$(dram_kb)
+	v0=$(vmalloc_of $mod)
+	mkcfg "$cfg" $PM "$orig" $((1024 * MIB)) "${opts[@]}" || why="$why create"
+	m3=$(dram_kb)
+	v1=$(vmalloc_of $mod)
+	s=$(status)
+	case $cfg in
+	fr) fill=$(( $(fr_field "$s" 5) * 4096 )) ;;	# chunks_total
+	wc) fill=$(( $(echo "$s" | awk '{ print $5 }') * 4096 )) ;;	# total blocks
+	esac
+	export BENCH_DEV=$DEV BENCH_SIZE=$((fill >> 20))m
+	t0=$(date +%s%N)
+	fio_ok "$id-fill" "$JOBS/fill.fio" fill || why="$why fill"
+	t1=$(date +%s%N)
+	fill_ns=$((t1 - t0))
+	sfull=$(status)
+	used=$(dram_kb)
+	table=$($DMS table "$DMNAME")
+	# The same table without "fresh": recover (or resume) what is there.
+	[ $cfg = fr ] && table="0 $((1024 * MIB)) fr $orig $PM ${#opts[@]} ${opts[*]}"
+	rmcfg
+	sync
+	t0=$(date +%s%N)
+	$DMS create b$cfg --table "$table" || why="$why reload"
+	t1=$(date +%s%N)
+	DMNAME=b$cfg
+	DEV=$(dmdev $DMNAME)
+	s=$(status)
+	BENCH_DEV=$DEV
+	fio_ok "$id-check" "$JOBS/fill.fio" check || why="$why check"
+	[ -z "$why" ] || verify=FAIL
+	rec set load config "$cfg" rep "$rep" dram_small_kb $((m1 - m0)) dram_full_kb $((m3 - m2)) \
+		dram_used_kb $((used - m2)) vmalloc_mod_bytes $((v1 - v0)) pm_small_mib 64 \
+		pm_full_mib $((PM_BYTES >> 20)) fill_bytes "$fill" fill_ns "$fill_ns" status_full "$sfull" \
+		load_ns $((t1 - t0)) status_loaded "$s" table "$table" verify "$verify${why:+:$why}"
+	log "load $cfg rep $rep: DRAM small $((m1 - m0)) kB, full $((m3 - m2)) kB, in use $((used - m2)) kB; load $(((t1 - t0) / 1000000)) ms; verify $verify$why"
+	rmcfg
+	dm_gone blorig
+}
+
+load_set() {
+	local rep cfg
+	for rep in $(seq 1 "$REPS"); do
+		for cfg in $(rotate $((rep - 1)) fr wc); do
+			load_run "$cfg" "$rep"
+		done
+	done
+}
+
+# ------------------------------------------------------------------ main
+
+for s in $SETS; do
+	log "=== $s"
+	"${s}_set"
+done
+log "done: $(wc -l < "$OUT/runs.jsonl") runs, $(grep -c '"verify":"FAIL' "$OUT/runs.jsonl") failed verification"
+dmesg > "$OUT/dmesg.txt"

@@ -1,0 +1,694 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Render the benchmark report from one guest run (bench/guest/bench.sh output).
+
+    report.py --raw DIR --out bench/results
+
+DIR holds runs.jsonl, meta.json, host.json, fio/ and log/.  Writes to --out:
+runs.csv (one line per measured run), summary.json ("ratios": name -> median,
+and "spread": name -> [min, max], among others), results.md and chart.png.
+
+Every ratio is taken between runs of the same repetition (the configurations
+of one repetition ran back to back, interleaved), so a ratio's spread is the
+min..max of its per-repetition values and its value is their median.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+# Status fields of the fr target after "<start> <len> fr" (docs/target-interface.md).
+FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_dirty",
+             "read_hits", "read_misses", "write_hits", "write_misses", "forced_writebacks",
+             "writeback_rounds", "chunks_written_back", "origin_errors", "pm_errors",
+             "read_fills", "cleaner"]
+
+CONFIG_NAMES = {
+    "raw": "raw PM (/dev/pmem0, O_DIRECT)",
+    "fr": "dm-fr",
+    "frwb0": "dm-fr, writeback_period 0 (diagnostic)",
+    "wc": "dm-writecache (pmem, 4 KiB)",
+    "origin": "bare origin",
+    "pmfs": "FS on raw PM (no DAX)",
+    "dax": "ext4 -o dax on raw PM",
+}
+
+BLOCK_WORKLOADS = [
+    ("qd1_fsync", "4 KiB random write, QD1, fsync after each", "write IOPS"),
+    ("2j_fsync", "4 KiB random write, 2 jobs, fsync after each", "write IOPS"),
+    ("odirect", "4 KiB O_DIRECT random write, no fsync", "write IOPS"),
+    ("randread", "4 KiB random read of cached data", "read IOPS"),
+    ("readmostly", "zipf 1.2, 90% reads / 10% writes, 128 MiB, cold start", "IOPS (r+w)"),
+    ("halfpm", "4 KiB random write over 240 MiB (half the PM)", "write IOPS"),
+    ("overflow_seq", "128 KiB sequential write over 256 MiB (4x the 64 MiB PM)", "MiB/s"),
+    ("overflow_rand", "4 KiB random write over 256 MiB (4x the 64 MiB PM)", "write IOPS"),
+]
+
+FS_JOBS = [
+    ("varmail", "varmail-like: create/append/fsync/read/delete small files, 2 threads", "ops/s"),
+    ("oltp", "OLTP-like: 4 KiB random overwrites + fdatasync, 2 x 8 MiB", "write IOPS"),
+    ("fileserver", "fileserver-like: 32 MiB streamed into 8 files, no sync but one at the end", "MiB/s"),
+    ("mix", "the paper's synthetic mix (Table 3), scaled: 21 files, 37 MiB, ~6 active", "IOPS (r+w)"),
+    ("oltp_large", "OLTP-like on 2 x 32 MiB, PM 32 MiB (larger than PM)", "write IOPS"),
+    ("fileserver_large", "fileserver-like, 96 MiB, PM 32 MiB (larger than PM)", "MiB/s"),
+]
+
+MIX_WINDOW_S = 5.2
+
+GOALS = {  # name -> (comparison, threshold, text)
+    "durable_randwrite_qd1_vs_raw_pm": (">=", 0.90, ">= 0.90"),
+    "durable_randwrite_qd1_vs_dm_writecache": (">=", 1.3, "~1.3-1.5 (implied)"),
+    "durable_randwrite_2j_vs_raw_pm": (">=", 0.90, ">= 0.90"),
+    "odirect_randwrite_vs_raw_pm": (">=", 0.90, ">= 0.90"),
+    "cached_randread_vs_raw_pm": (">=", 0.95, ">= 0.95"),
+    "readmostly_vs_dm_writecache": (">=", 3.0, ">= 3"),
+    "fsync_fs_vs_raw_pm_fs": (">=", 0.95, ">= 0.95"),
+    "fsync_fs_vs_origin": (">=", 4.0, ">= 4"),
+    "overflow_write_vs_dm_writecache": (">=", 1.0, ">= 1.0"),
+    "forced_writeback_fraction": ("<=", 0.001, "<= 0.001"),
+    "dram_bytes_per_gib_pm_vs_dm_writecache": ("<=", 0.05, "<= 0.05"),
+    "load_time_vs_dm_writecache": ("<=", 0.5, "<= 0.5"),
+}
+
+
+def load_json_loose(path):
+    """fio may print notes before its JSON: start at the first '{'."""
+    try:
+        with open(path) as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    i = text.find("{")
+    if i < 0:
+        return None
+    try:
+        return json.loads(text[i:])
+    except ValueError:
+        return None
+
+
+def pct(lat, key):
+    p = (lat or {}).get("percentile") or {}
+    for k, v in p.items():
+        if abs(float(k) - key) < 1e-6:
+            return v / 1000.0  # ns -> us
+    return None
+
+
+def fr_status(line):
+    w = (line or "").split()
+    if len(w) < 3 + len(FR_FIELDS) or w[2] != "fr":
+        return None
+    d = {}
+    for i, f in enumerate(FR_FIELDS):
+        v = w[3 + i]
+        d[f] = int(v) if v.isdigit() else v
+    return d
+
+
+def fr_delta(before, after):
+    a, b = fr_status(before), fr_status(after)
+    if not a or not b:
+        return None
+    d = {f: b[f] - a[f] for f in FR_FIELDS if isinstance(a[f], int) and isinstance(b[f], int)}
+    d["writes"] = d["write_hits"] + d["write_misses"]
+    d["forced_per_write"] = d["forced_writebacks"] / d["writes"] if d["writes"] else 0.0
+    return d
+
+
+def metric_of_fio(job, kind, wall_s):
+    """(value, p50, p99, p999, sync p50/p99/p99.9) for one fio job of this kind."""
+    w, r = job.get("write", {}), job.get("read", {})
+    sync = (job.get("sync") or {}).get("lat_ns")
+    main = w
+    if kind in ("randread", "readmostly"):
+        main = r
+    if kind in ("randread",):
+        value = r.get("iops", 0)
+    elif kind in ("readmostly",):
+        value = r.get("iops", 0) + w.get("iops", 0)
+    elif kind == "mix":
+        value = (r.get("total_ios", 0) + w.get("total_ios", 0)) / MIX_WINDOW_S
+        main = r if r.get("total_ios", 0) >= w.get("total_ios", 0) else w
+    elif kind in ("overflow_seq",):
+        value = w.get("bw_bytes", 0) / 2**20
+    elif kind in ("fileserver", "fileserver_large"):
+        # Bytes over the wall time of the job (it ends with an fsync).
+        value = w.get("io_bytes", 0) / 2**20 / wall_s if wall_s else 0
+    else:
+        value = w.get("iops", 0)
+    lat = main.get("lat_ns") or main.get("clat_ns")
+    return (value, pct(lat, 50), pct(lat, 99), pct(lat, 99.9),
+            pct(sync, 50), pct(sync, 99), pct(sync, 99.9))
+
+
+def read_runs(raw):
+    rows = []
+    with open(os.path.join(raw, "runs.jsonl")) as fh:
+        for line in fh:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    out = []
+    for r in rows:
+        s = r.get("set")
+        if s == "load":
+            out.append(r)
+            continue
+        kind = r.get("workload") or r.get("job")
+        row = {"set": s, "fs": r.get("fs", ""), "workload": kind, "config": r.get("config"),
+               "rep": int(r.get("rep", 0)), "verify": r.get("verify", ""),
+               "value": None, "p50_us": None, "p99_us": None, "p999_us": None,
+               "sync_p50_us": None, "sync_p99_us": None, "sync_p999_us": None,
+               "forced_writebacks": None, "fr_writes": None, "forced_per_write": None,
+               "read_hits": None, "read_misses": None, "read_fills": None,
+               "chunks_written_back": None}
+        wall_s = int(r.get("wall_ns") or 0) / 1e9
+        path = os.path.join(raw, r["fio"]) if r.get("fio") else None
+        data = load_json_loose(path) if path else None
+        if data is not None:
+            if kind == "varmail":
+                row["value"] = data.get("ops_per_sec")
+                lat = data.get("fsync_lat_us", {})
+                row["p50_us"], row["p99_us"], row["p999_us"] = (
+                    lat.get("p50"), lat.get("p99"), lat.get("p99.9"))
+                if data.get("errors"):
+                    row["verify"] = "FAIL: varmail data errors"
+            elif data.get("jobs"):
+                (row["value"], row["p50_us"], row["p99_us"], row["p999_us"],
+                 row["sync_p50_us"], row["sync_p99_us"], row["sync_p999_us"]) = \
+                    metric_of_fio(data["jobs"][0], kind, wall_s)
+        d = fr_delta(r.get("status_before"), r.get("status_after"))
+        if d:
+            row["forced_writebacks"] = d["forced_writebacks"]
+            row["fr_writes"] = d["writes"]
+            row["forced_per_write"] = d["forced_per_write"]
+            for k in ("read_hits", "read_misses", "read_fills", "chunks_written_back"):
+                row[k] = d[k]
+        out.append(row)
+    return out
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def group(rows, s, kind, cfg, fs=""):
+    return [r for r in rows if r.get("set") == s and r.get("workload") == kind
+            and r.get("config") == cfg and r.get("fs", "") == fs]
+
+
+def paired_ratio(rows, s, kind, a, b, fs=""):
+    """Per-repetition ratios a/b of the metric: (median, min, max, list)."""
+    ra = {r["rep"]: r["value"] for r in group(rows, s, kind, a, fs) if r["value"]}
+    rb = {r["rep"]: r["value"] for r in group(rows, s, kind, b, fs) if r["value"]}
+    vals = [ra[k] / rb[k] for k in sorted(ra) if k in rb and rb[k]]
+    if not vals:
+        return None
+    return (statistics.median(vals), min(vals), max(vals), vals)
+
+
+def verified(rows, s, kind, cfg, fs=""):
+    g = group(rows, s, kind, cfg, fs)
+    return bool(g) and all(r["verify"] == "ok" for r in g)
+
+
+def fmt(x, nd=3):
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        if x == 0:
+            return "0"
+        if abs(x) >= 1000:
+            return f"{x:,.0f}"
+        if abs(x) >= 100:
+            return f"{x:.0f}"
+        if abs(x) < 0.01:
+            return f"{x:.2e}"
+        return f"{x:.{nd}g}" if abs(x) < 1 else f"{x:.{nd}g}"
+    return str(x)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--raw", required=True)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    raw, out = args.raw, args.out
+    os.makedirs(out, exist_ok=True)
+    meta = load_json_loose(os.path.join(raw, "meta.json")) or {}
+    host = load_json_loose(os.path.join(raw, "host.json")) or {}
+    rows = read_runs(raw)
+    perf = [r for r in rows if r.get("set") in ("block", "fs")]
+    loads = [r for r in rows if r.get("set") == "load"]
+
+    # ---------------------------------------------------------------- runs.csv
+    cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
+            "sync_p50_us", "sync_p99_us", "sync_p999_us", "forced_writebacks", "fr_writes",
+            "forced_per_write", "read_hits", "read_misses", "read_fills",
+            "chunks_written_back", "verify"]
+    with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in perf:
+            w.writerow({k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()})
+    with open(os.path.join(out, "load.csv"), "w", newline="") as fh:
+        lc = ["config", "rep", "dram_small_kb", "dram_full_kb", "dram_used_kb",
+              "vmalloc_mod_bytes", "pm_small_mib", "pm_full_mib", "fill_bytes", "fill_ns",
+              "load_ns", "status_full", "status_loaded", "verify"]
+        w = csv.DictWriter(fh, fieldnames=lc, extrasaction="ignore")
+        w.writeheader()
+        for r in loads:
+            w.writerow(r)
+
+    # ---------------------------------------------------------------- ratios
+    ratios, spread, per_rep, notes = {}, {}, {}, {}
+
+    def put(name, pr, note=None):
+        if pr is None:
+            return
+        ratios[name] = round(pr[0], 4)
+        spread[name] = [round(pr[1], 4), round(pr[2], 4)]
+        per_rep[name] = [round(v, 4) for v in pr[3]]
+        if note:
+            notes[name] = note
+
+    B = "block"
+    put("durable_randwrite_qd1_vs_raw_pm", paired_ratio(perf, B, "qd1_fsync", "fr", "raw"))
+    put("durable_randwrite_qd1_vs_dm_writecache", paired_ratio(perf, B, "qd1_fsync", "fr", "wc"))
+    put("durable_randwrite_2j_vs_raw_pm", paired_ratio(perf, B, "2j_fsync", "fr", "raw"))
+    put("odirect_randwrite_vs_raw_pm", paired_ratio(perf, B, "odirect", "fr", "raw"))
+    put("cached_randread_vs_raw_pm", paired_ratio(perf, B, "randread", "fr", "raw"))
+    put("readmostly_vs_dm_writecache", paired_ratio(perf, B, "readmostly", "fr", "wc"))
+    seq = paired_ratio(perf, B, "overflow_seq", "fr", "wc")
+    rnd = paired_ratio(perf, B, "overflow_rand", "fr", "wc")
+    put("overflow_seq_write_vs_dm_writecache", seq)
+    put("overflow_rand_write_vs_dm_writecache", rnd)
+    worst = min([x for x in (seq, rnd) if x], key=lambda x: x[0], default=None)
+    put("overflow_write_vs_dm_writecache", worst,
+        "the worse of overflow_seq_write_vs_dm_writecache and overflow_rand_write_vs_dm_writecache")
+    # Reference ratios (dm-writecache and the diagnostics).
+    for kind in ("qd1_fsync", "2j_fsync", "odirect", "randread", "readmostly"):
+        put(f"ref_{kind}_dm_writecache_vs_raw_pm", paired_ratio(perf, B, kind, "wc", "raw"))
+        put(f"ref_{kind}_origin_vs_raw_pm", paired_ratio(perf, B, kind, "origin", "raw"))
+    for kind in ("qd1_fsync", "2j_fsync", "odirect"):
+        put(f"diag_{kind}_fr_writeback_period0_vs_raw_pm", paired_ratio(perf, B, kind, "frwb0", "raw"))
+    put("ref_readmostly_fr_vs_origin", paired_ratio(perf, B, "readmostly", "fr", "origin"))
+    put("ref_overflow_seq_fr_vs_origin", paired_ratio(perf, B, "overflow_seq", "fr", "origin"))
+    put("ref_overflow_rand_fr_vs_origin", paired_ratio(perf, B, "overflow_rand", "fr", "origin"))
+
+    fss = sorted({r["fs"] for r in perf if r.get("set") == "fs"},
+                 key=lambda f: ["ext4", "xfs", "btrfs"].index(f) if f in ("ext4", "xfs", "btrfs") else 9)
+    worst_pm, worst_or = None, None
+    for fs in fss:
+        for job in ("varmail", "oltp", "fileserver", "mix"):
+            a = paired_ratio(perf, "fs", job, "fr", "pmfs", fs)
+            b = paired_ratio(perf, "fs", job, "fr", "origin", fs)
+            c = paired_ratio(perf, "fs", job, "fr", "wc", fs)
+            put(f"fs_{fs}_{job}_fr_vs_raw_pm_fs", a)
+            put(f"fs_{fs}_{job}_fr_vs_origin", b)
+            put(f"fs_{fs}_{job}_fr_vs_dm_writecache", c)
+            put(f"ref_fs_{fs}_{job}_dm_writecache_vs_raw_pm_fs",
+                paired_ratio(perf, "fs", job, "wc", "pmfs", fs))
+            if fs == "ext4":
+                put(f"ref_fs_ext4_{job}_dax_vs_raw_pm_fs", paired_ratio(perf, "fs", job, "dax", "pmfs", fs))
+            if job == "varmail":
+                if a and (worst_pm is None or a[0] < worst_pm[1][0]):
+                    worst_pm = (fs, a)
+                if b and (worst_or is None or b[0] < worst_or[1][0]):
+                    worst_or = (fs, b)
+    if worst_pm:
+        put("fsync_fs_vs_raw_pm_fs", worst_pm[1],
+            f"varmail-like job, worst file system: {worst_pm[0]}")
+    if worst_or:
+        put("fsync_fs_vs_origin", worst_or[1], f"varmail-like job, worst file system: {worst_or[0]}")
+    for job in ("oltp_large", "fileserver_large"):
+        put(f"fs_ext4_{job}_fr_vs_dm_writecache", paired_ratio(perf, "fs", job, "fr", "wc", "ext4"))
+        put(f"fs_ext4_{job}_fr_vs_origin", paired_ratio(perf, "fs", job, "fr", "origin", "ext4"))
+
+    # Forced writebacks per write while the working set fits in half the PM.
+    hp = [r["forced_per_write"] for r in group(perf, B, "halfpm", "fr") if r["forced_per_write"] is not None]
+    if hp:
+        ratios["forced_writeback_fraction"] = round(statistics.median(hp), 6)
+        spread["forced_writeback_fraction"] = [round(min(hp), 6), round(max(hp), 6)]
+        per_rep["forced_writeback_fraction"] = [round(x, 6) for x in hp]
+        notes["forced_writeback_fraction"] = ("forced writebacks / chunks written, 4 KiB random "
+                                              "writes over 240 MiB with a 512 MiB PM")
+
+    # DRAM and load time.
+    def load_by(cfg):
+        return {int(r["rep"]): r for r in loads if r.get("config") == cfg}
+    lf, lw = load_by("fr"), load_by("wc")
+    dram = {}
+    for cfg, lr in (("fr", lf), ("wc", lw)):
+        if not lr:
+            continue
+        full_mib = int(next(iter(lr.values())).get("pm_full_mib", 512))
+        small_mib = int(next(iter(lr.values())).get("pm_small_mib", 64))
+        tot = [int(r["dram_full_kb"]) * 1024 for r in lr.values()]
+        small = [int(r["dram_small_kb"]) * 1024 for r in lr.values()]
+        used = [int(r["dram_used_kb"]) * 1024 for r in lr.values()]
+        slope = [(int(r["dram_full_kb"]) - int(r["dram_small_kb"])) * 1024 /
+                 ((full_mib - small_mib) / 1024) for r in lr.values()]
+        dram[cfg] = {"pm_full_mib": full_mib, "pm_small_mib": small_mib,
+                     "bytes_full_pm": med(tot), "bytes_small_pm": med(small),
+                     "bytes_in_use_when_full": med(used),
+                     "bytes_per_gib_total": med(tot) / (full_mib / 1024),
+                     "bytes_per_gib_marginal": med(slope),
+                     "vmalloc_module_bytes": med([int(r["vmalloc_mod_bytes"]) for r in lr.values()]),
+                     "load_ms": med([int(r["load_ns"]) / 1e6 for r in lr.values()]),
+                     "load_ms_all": [round(int(r["load_ns"]) / 1e6, 1) for r in lr.values()],
+                     "verify": "ok" if all(r["verify"] == "ok" for r in lr.values()) else
+                               "; ".join(r["verify"] for r in lr.values() if r["verify"] != "ok"),
+                     "status_full": next(iter(lr.values())).get("status_full"),
+                     "status_loaded": next(iter(lr.values())).get("status_loaded")}
+    if "fr" in dram and "wc" in dram:
+        reps_ = sorted(set(lf) & set(lw))
+        tot_r = [(int(lf[k]["dram_full_kb"]) / max(1, int(lw[k]["dram_full_kb"]))) for k in reps_]
+        ld_r = [int(lf[k]["load_ns"]) / int(lw[k]["load_ns"]) for k in reps_]
+        put("dram_bytes_per_gib_pm_vs_dm_writecache",
+            (statistics.median(tot_r), min(tot_r), max(tot_r), tot_r),
+            "DRAM (slab + vmalloc + percpu) taken by the table load on the whole PM, dm-fr over "
+            "dm-writecache, per repetition; both PMs the same size, so per GiB alike")
+        mf, mw = dram["fr"]["bytes_per_gib_marginal"], dram["wc"]["bytes_per_gib_marginal"]
+        if mf is not None and mw:
+            ratios["dram_marginal_bytes_per_gib_pm_vs_dm_writecache"] = round(mf / mw, 4)
+            notes["dram_marginal_bytes_per_gib_pm_vs_dm_writecache"] = (
+                "growth of the DRAM from a 64 MiB PM to the whole PM, per GiB (medians)")
+        put("load_time_vs_dm_writecache", (statistics.median(ld_r), min(ld_r), max(ld_r), ld_r),
+            "dmsetup create of a full PM (dm-fr: recovery; dm-writecache: resume), per repetition")
+
+    # ---------------------------------------------------------------- per-config tables
+    def cfg_table(s, kind, cfgs, fs=""):
+        lines = []
+        for cfg in cfgs:
+            g = group(perf, s, kind, cfg, fs)
+            if not g:
+                continue
+            vals = [r["value"] for r in g if r["value"] is not None]
+            fp = [r["forced_per_write"] for r in g if r["forced_per_write"] is not None]
+            ver = "ok" if all(r["verify"] == "ok" for r in g) else \
+                "; ".join(sorted({r["verify"] for r in g if r["verify"] != "ok"}))
+            lines.append({"config": cfg, "median": med(vals),
+                          "min": min(vals) if vals else None, "max": max(vals) if vals else None,
+                          "n": len(vals), "p50": med([r["p50_us"] for r in g]),
+                          "p99": med([r["p99_us"] for r in g]), "p999": med([r["p999_us"] for r in g]),
+                          "sync_p50": med([r["sync_p50_us"] for r in g]),
+                          "sync_p99": med([r["sync_p99_us"] for r in g]),
+                          "sync_p999": med([r["sync_p999_us"] for r in g]),
+                          "forced_per_write": med(fp) if fp else None,
+                          "forced": sum(r["forced_writebacks"] or 0 for r in g) if fp else None,
+                          "read_fills": med([r["read_fills"] for r in g]),
+                          "verify": ver})
+        return lines
+
+    tables = {}
+    for kind, _, _ in BLOCK_WORKLOADS:
+        tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "fr", "frwb0", "wc", "origin"])
+    for fs in fss:
+        for job, _, _ in FS_JOBS:
+            t = cfg_table("fs", job, ["pmfs", "dax", "fr", "wc", "origin"], fs)
+            if t:
+                tables[f"fs/{fs}/{job}"] = t
+
+    all_verified = all(r["verify"] == "ok" for r in perf) and all(r.get("verify") == "ok" for r in loads)
+    failed = sorted({f'{r.get("set")}/{r.get("fs") or ""}/{r.get("workload") or r.get("config")}/'
+                     f'{r.get("config")}: {r.get("verify")}' for r in perf + loads
+                     if r.get("verify") != "ok"})
+
+    def goal_met(name):
+        if name not in GOALS or name not in ratios:
+            return None
+        op, thr, _ = GOALS[name]
+        return ratios[name] >= thr if op == ">=" else ratios[name] <= thr
+
+    summary = {
+        "ratios": ratios,
+        "spread": spread,
+        "per_repetition": per_rep,
+        "notes": notes,
+        "goals": {k: v[2] for k, v in GOALS.items()},
+        "goal_met": {k: goal_met(k) for k in GOALS if k in ratios},
+        "dram": dram,
+        "all_verified": all_verified,
+        "verification_failures": failed,
+        "meta": {**meta, **host},
+        "tables": tables,
+    }
+    with open(os.path.join(out, "summary.json"), "w") as fh:
+        json.dump(summary, fh, indent=1, sort_keys=False)
+
+    write_markdown(out, summary, fss)
+    try:
+        chart(out, summary, fss)
+    except Exception as e:  # the report must not be lost for a chart
+        print(f"report: chart failed: {e}", file=sys.stderr)
+        raise
+    print(f"report: {len(perf)} runs, {len(ratios)} ratios, all verified: {all_verified}")
+    for k in GOALS:
+        if k in ratios:
+            print(f"  {k:45s} {ratios[k]:<10} [{spread[k][0]}, {spread[k][1]}]  goal {GOALS[k][2]}"
+                  f"  {'met' if goal_met(k) else 'NOT met'}")
+
+
+def write_markdown(out, S, fss):
+    m = S["meta"]
+    r, sp, notes = S["ratios"], S["spread"], S["notes"]
+    L = []
+    L.append("# dm-fr benchmark results\n")
+    L.append("Generated by `make bench` (tests/bench/run, bench/guest/bench.sh, bench/report.py). "
+             "Every number below comes from ONE guest boot under QEMU TCG (software emulation): "
+             "absolute rates mean nothing, ratios taken within the boot do. Each configuration was "
+             "created fresh for each run; the configurations of a workload ran interleaved (rotated "
+             "each repetition), and a ratio is the median of its per-repetition ratios, with the "
+             "min..max as its spread. Every run was verified (see Verification).\n")
+    L.append("| | |\n|---|---|")
+    pm_mib = int(m.get("pm_bytes", 0)) >> 20
+    or_mib = int(m.get("origin_bytes", 0)) >> 20
+    for k, v in (("date (UTC)", m.get("date")), ("guest kernel", m.get("kernel")),
+                 ("PM", f"{pm_mib} MiB, memmap (legacy e820) /dev/pmem0, DAX; "
+                        "64 MiB of it for the larger-than-PM runs"),
+                 ("origin", f"{or_mib} MiB virtio-blk, sparse host file, cache=none; "
+                            "file systems on a 512 MiB area of it"),
+                 ("guest", f"{m.get('cpus')} vCPUs, {int(m.get('mem_kb', 0)) >> 10} MiB RAM "
+                           f"(TCG, -cpu max: {m.get('cpu_flags', '').strip()})"),
+                 ("host load (1/5/15 min)", f"before {m.get('host_load_before')}, "
+                                            f"after {m.get('host_load_after')} "
+                                            f"({m.get('host_cpus')} host CPUs)"),
+                 ("repetitions", f"{m.get('reps')}, {m.get('runtime')} s per block run, "
+                                 f"{m.get('fs_runtime')} s per file-system job"),
+                 ("fio", m.get("fio")), ("qemu", m.get("qemu")),
+                 ("git", f"{m.get('git')} (dm-fr/ files modified: {m.get('git_dirty_dm_fr')})"),
+                 ("bench time", f"{m.get('bench_seconds')} s for tests/bench/run (boot included)"),
+                 ("all runs verified", "yes" if S["all_verified"] else "NO (see Verification)")):
+        L.append(f"| {k} | {v} |")
+    L.append("\n![ratios](chart.png)\n")
+
+    L.append("## Headline ratios (summary.json \"ratios\")\n")
+    L.append("| ratio | median | spread (min..max) | goal | met |\n|---|---|---|---|---|")
+    for k in GOALS:
+        if k in r:
+            met = S["goal_met"].get(k)
+            L.append(f"| {k} | **{fmt(r[k])}** | {fmt(sp[k][0])} .. {fmt(sp[k][1])} | "
+                     f"{GOALS[k][2]} | {'yes' if met else '**no**'} |")
+    L.append("")
+    for k in GOALS:
+        if k in notes:
+            L.append(f"- {k}: {notes[k]}")
+    L.append("\n## Reference and diagnostic ratios\n")
+    L.append("| ratio | median | spread |\n|---|---|---|")
+    for k in sorted(r):
+        if k in GOALS:
+            continue
+        s = sp.get(k)
+        L.append(f"| {k} | {fmt(r[k])} | {fmt(s[0]) + ' .. ' + fmt(s[1]) if s else '-'} |")
+
+    def table(title, rows, unit, sync=False):
+        L.append(f"\n### {title}\n")
+        hdr = f"| config | {unit} (median) | min .. max | n | p50 us | p99 us | p99.9 us |"
+        sep = "|---|---|---|---|---|---|---|"
+        if sync:
+            hdr += " fsync p50 / p99 / p99.9 us |"
+            sep += "---|"
+        hdr += " forced writebacks / write | read fills | verified |"
+        sep += "---|---|---|"
+        L.append(hdr)
+        L.append(sep)
+        for t in rows:
+            line = (f"| {CONFIG_NAMES.get(t['config'], t['config'])} | {fmt(t['median'])} | "
+                    f"{fmt(t['min'])} .. {fmt(t['max'])} | {t['n']} | {fmt(t['p50'])} | "
+                    f"{fmt(t['p99'])} | {fmt(t['p999'])} |")
+            if sync:
+                line += f" {fmt(t['sync_p50'])} / {fmt(t['sync_p99'])} / {fmt(t['sync_p999'])} |"
+            line += (f" {fmt(t['forced_per_write']) if t['forced_per_write'] is not None else '-'} | "
+                     f"{fmt(t['read_fills'])} | {t['verify']} |")
+            L.append(line)
+
+    L.append("\n## Block level\n")
+    L.append("Region sizes, offsets and the exact fio options are in bench/jobs/*.fio. Latencies "
+             "are fio's total latency (submission to completion) of the main operation; for "
+             "fsync jobs the fsync latency is given apart.")
+    for kind, title, unit in BLOCK_WORKLOADS:
+        rows = S["tables"].get(f"block/{kind}")
+        if rows:
+            table(f"{title} (`{kind}`)", rows, unit, sync=kind.endswith("fsync"))
+    L.append("\n## File-system level\n")
+    L.append("Each configuration gets a fresh 512 MiB file system (mkfs on the device), then the "
+             "jobs run in this order on it; afterwards every job's files are read back from the "
+             "device (drop_caches) and checked, and the file system is unmounted and checked "
+             "(e2fsck -fn, xfs_repair -n, btrfs check --readonly). varmail latencies are per "
+             "fsync; fio latencies are per write (oltp: the fdatasync apart).")
+    for fs in fss:
+        for job, title, unit in FS_JOBS:
+            rows = S["tables"].get(f"fs/{fs}/{job}")
+            if rows:
+                table(f"{fs}: {title} (`{job}`)", rows, unit, sync=job.startswith("oltp"))
+    d = S.get("dram") or {}
+    if d:
+        L.append("\n## DRAM and load time of a full PM\n")
+        L.append("DRAM = the change of Slab + VmallocUsed + Percpu in /proc/meminfo (after "
+                 "drop_caches) across the table load. Load = the wall time of `dmsetup create` of "
+                 "a full PM that was just removed (dm-fr recovers at preresume; dm-writecache "
+                 "reads its entries in its constructor and resume); the data is then read back "
+                 "through the loaded cache and checked.\n")
+        L.append("| | dm-fr | dm-writecache |\n|---|---|---|")
+        fr, wc = d.get("fr", {}), d.get("wc", {})
+
+        def kib(x):
+            return "-" if x is None else f"{x / 1024:,.0f} KiB"
+        for label, key, f in (
+                (f"DRAM, 64 MiB PM", "bytes_small_pm", kib),
+                (f"DRAM, whole PM ({fr.get('pm_full_mib', '?')} MiB)", "bytes_full_pm", kib),
+                ("DRAM in use when the PM is full", "bytes_in_use_when_full", kib),
+                ("DRAM per GiB of PM (whole PM)", "bytes_per_gib_total", kib),
+                ("DRAM per GiB of PM (marginal, 64 MiB -> whole PM)", "bytes_per_gib_marginal", kib),
+                ("vmalloc areas of the module (vmallocinfo)", "vmalloc_module_bytes", kib),
+                ("load of the full PM, ms (median)", "load_ms", lambda x: fmt(x)),
+                ("load, ms (each repetition)", "load_ms_all", lambda x: ", ".join(map(str, x or []))),
+                ("status when full", "status_full", lambda x: f"`{x}`"),
+                ("status after the load", "status_loaded", lambda x: f"`{x}`"),
+                ("verified", "verify", lambda x: x)):
+            L.append(f"| {label} | {f(fr.get(key))} | {f(wc.get(key))} |")
+    L.append("\n## Verification\n")
+    if S["all_verified"]:
+        L.append("Every run passed its checks.")
+    else:
+        L.append("These runs FAILED a check (their numbers must not be trusted):\n")
+        for f in S["verification_failures"]:
+            L.append(f"- {f}")
+    with open(os.path.join(out, "results.md"), "w") as fh:
+        fh.write("\n".join(L) + "\n")
+
+
+def chart(out, S, fss):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    r, sp = S["ratios"], S["spread"]
+    fig, axes = plt.subplots(1, 3, figsize=(18, 6.5), gridspec_kw={"width_ratios": [1.25, 1, 1]})
+
+    # Panel 1: headline ratios against their goals (log scale).
+    names = [k for k in GOALS if k in r]
+    ax = axes[0]
+    ys = list(range(len(names)))[::-1]
+    for y, k in zip(ys, names):
+        v, lo, hi = r[k], sp[k][0], sp[k][1]
+        met = S["goal_met"].get(k)
+        v_plot = max(v, 1e-5)
+        ax.barh(y, v_plot, color="#4c9a4c" if met else "#c0504d", alpha=0.85)
+        ax.errorbar(v_plot, y, xerr=[[max(v_plot - max(lo, 1e-5), 0)], [max(hi - v_plot, 0)]],
+                    fmt="none", ecolor="black", capsize=3)
+        thr = GOALS[k][1]
+        ax.plot([thr, thr], [y - 0.4, y + 0.4], color="black", lw=2)
+        ax.text(max(v_plot, thr) * 1.15, y, f"{fmt(v)}  (goal {GOALS[k][2]})", va="center", fontsize=8)
+    ax.set_yticks(ys)
+    ax.set_yticklabels(names, fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlim(1e-5 if any(r[k] < 0.01 for k in names) else 0.05, 100)
+    ax.axvline(1.0, color="grey", lw=0.8, ls=":")
+    ax.set_title("dm-fr: headline ratios (bar: median; whisker: min..max;\n"
+                 "black tick: goal; green: goal met)", fontsize=10)
+
+    # Panel 2: block level, throughput relative to raw PM.
+    ax = axes[1]
+    kinds = ["qd1_fsync", "2j_fsync", "odirect", "randread", "readmostly"]
+    cfgs = ["fr", "frwb0", "wc", "origin"]
+    colors = {"fr": "#1f77b4", "frwb0": "#9ecae1", "wc": "#ff7f0e", "origin": "#7f7f7f",
+              "pmfs": "#2ca02c", "dax": "#98df8a"}
+    width = 0.2
+    for i, cfg in enumerate(cfgs):
+        vals, los, his = [], [], []
+        for kind in kinds:
+            key = {"wc": f"ref_{kind}_dm_writecache_vs_raw_pm",
+                   "origin": f"ref_{kind}_origin_vs_raw_pm",
+                   "frwb0": f"diag_{kind}_fr_writeback_period0_vs_raw_pm"}.get(cfg)
+            if cfg == "fr":
+                key = {"qd1_fsync": "durable_randwrite_qd1_vs_raw_pm",
+                       "2j_fsync": "durable_randwrite_2j_vs_raw_pm",
+                       "odirect": "odirect_randwrite_vs_raw_pm",
+                       "randread": "cached_randread_vs_raw_pm"}.get(kind)
+            if kind == "readmostly" and cfg == "fr":
+                # fr / raw = (fr / wc) * (wc / raw) is not paired; use the table medians.
+                t = {x["config"]: x["median"] for x in S["tables"].get("block/readmostly", [])}
+                v = t.get("fr") / t["raw"] if t.get("fr") and t.get("raw") else None
+                vals.append(v or 0)
+                los.append(0)
+                his.append(0)
+                continue
+            v = r.get(key) if key else None
+            s = sp.get(key) if key else None
+            vals.append(v or 0)
+            los.append((v - s[0]) if v and s else 0)
+            his.append((s[1] - v) if v and s else 0)
+        xs = [j + (i - 1.5) * width for j in range(len(kinds))]
+        ax.bar(xs, vals, width, label=CONFIG_NAMES[cfg], color=colors[cfg],
+               yerr=[los, his], capsize=2)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhline(0.9, color="red", lw=0.6, ls="--")
+    ax.set_xticks(range(len(kinds)))
+    ax.set_xticklabels(["durable\nQD1", "durable\n2 jobs", "O_DIRECT\nno fsync", "cached\nread",
+                        "read-mostly\n(cold)"], fontsize=8)
+    ax.set_ylabel("throughput / raw PM (same boot)")
+    ax.set_title("Block level, relative to raw /dev/pmem0\n(red dashed: the 0.90 goal)", fontsize=10)
+    ax.legend(fontsize=7)
+
+    # Panel 3: the fsync-heavy file-system jobs, relative to the same FS on raw PM.
+    ax = axes[2]
+    jobs = [("varmail", "varmail"), ("oltp", "OLTP")]
+    labels, groups = [], []
+    for fs in fss:
+        for job, jl in jobs:
+            t = {x["config"]: x["median"] for x in S["tables"].get(f"fs/{fs}/{job}", [])}
+            if not t.get("pmfs"):
+                continue
+            labels.append(f"{fs}\n{jl}")
+            groups.append(t)
+    fcfgs = ["fr", "wc", "origin", "dax"]
+    for i, cfg in enumerate(fcfgs):
+        vals = [(g.get(cfg) or 0) / g["pmfs"] for g in groups]
+        xs = [j + (i - 1.5) * width for j in range(len(groups))]
+        ax.bar(xs, vals, width, label=CONFIG_NAMES[cfg], color=colors.get(cfg, "#1f77b4"))
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axhline(0.95, color="red", lw=0.6, ls="--")
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(labels, fontsize=8)
+    ax.set_ylabel("ops/s / same FS on raw PM (medians)")
+    ax.set_title("fsync-heavy file-system jobs\n(red dashed: the 0.95 goal)", fontsize=10)
+    ax.legend(fontsize=7)
+
+    m = S["meta"]
+    fig.suptitle(f"dm-fr vs raw PM, dm-writecache and the bare origin - one TCG boot, "
+                 f"kernel {m.get('kernel')}, PM {int(m.get('pm_bytes', 0)) >> 20} MiB, "
+                 f"{m.get('date', '')}, host load {m.get('host_load_before', '?')}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "chart.png"), dpi=110)
+    plt.close(fig)
+
+
+if __name__ == "__main__":
+    main()
