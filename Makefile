@@ -32,8 +32,7 @@ check-host:
 
 check: deps
 	$(MAKE) all
-	$(MAKE) check-host
-	$(MAKE) check-vm
+	tests/check
 
 check-vm:
 	tests/vm/run --kver $(KVER) --suite quick

@@ -415,7 +415,8 @@ fio_run() {
 	shift
 	log=$FR_OUT/fio-$name.log
 	rc=0
-	fio --name="$name" --output-format=normal "$@" > "$log" 2>&1 || rc=$?
+	# In scratch space: fio saves verify state files in its working folder.
+	(cd "${FR_TMP:-/tmp}" && fio --name="$name" --output-format=normal "$@") > "$log" 2>&1 || rc=$?
 	grep -E 'IOPS=|err=' "$log" | sed 's/^ */  /'
 	if [ $rc != 0 ] || grep -Eqi 'verify:|bad magic|bad header|crc32c.*(wanted|got)|[^_]err= *[1-9]' "$log"; then
 		tail -n 30 "$log" >&2
