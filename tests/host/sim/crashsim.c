@@ -267,7 +267,8 @@ static void ack_discard(u32 id)
 	u64 s;
 
 	r->status = ST_ACKED;
-	for (s = r->sector; s < r->sector + r->nr; s++)
+	for (s = r->sector; s < r->sector + r->nr && s < S.cfg->origin_sectors;
+	     s++)
 		S.freed[s] = 1;
 }
 
@@ -1931,6 +1932,8 @@ static struct op random_op(u64 *rng)
 	} else if (r < 59) {
 		o.type = OP_DISCARD;
 		o.sector = k * cs + (gen_rand(rng) & 1 ? 0 : gen_rand(rng) % cs);
+		if (o.sector >= g->origin_sectors)
+			o.sector = g->origin_sectors - 1;
 		o.nr = (u32)(1 + gen_rand(rng) % (3 * cs));
 		if (o.sector + o.nr > g->origin_sectors)
 			o.nr = (u32)(g->origin_sectors - o.sector);
