@@ -64,6 +64,8 @@ struct fr_stage {
 
 struct dm_fr {
 	struct dm_target *ti;
+	struct mapped_device *md;
+	struct list_head node;		/* in fr_targets */
 	struct dm_dev *origin;
 	struct dm_dev *pm_dev;
 	void *pm_addr;

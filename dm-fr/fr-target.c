@@ -32,6 +32,15 @@
 #define FR_RECOVERY_GROUPS	16384
 #define FR_CLEAN_RETRIES	5
 
+/*
+ * Every constructed fr target, so that two devices never share a PM or an
+ * origin (device-mapper lets several mapped devices open one block device).
+ * A reload of the same mapped device may: its old table is suspended before
+ * the new one touches the PM.
+ */
+static LIST_HEAD(fr_targets);
+static DEFINE_MUTEX(fr_targets_lock);
+
 enum fr_io_kind {
 	FR_IO_NONE,
 	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
@@ -585,6 +594,22 @@ static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
 	return 0;
 }
 
+/* Optional arguments that take a value. */
+static const char * const fr_valued_args[] = {
+	"chunk_size", "region_size", "stride", "writeback_period",
+	"high_watermark", "low_watermark", "writeback_jobs",
+};
+
+static bool is_valued_arg(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fr_valued_args); i++)
+		if (!strcasecmp(name, fr_valued_args[i]))
+			return true;
+	return false;
+}
+
 static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 			  char **error)
 {
@@ -616,6 +641,10 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 		if (!strcasecmp(name, "no_read_fill")) {
 			fr->read_fill = false;
 			continue;
+		}
+		if (!is_valued_arg(name)) {
+			*error = "Unrecognised optional argument";
+			return -EINVAL;
 		}
 		if (!argc) {
 			*error = "Optional argument is missing its value";
@@ -839,8 +868,44 @@ static int fr_init_pm(struct dm_fr *fr)
 	return 0;
 }
 
+static int fr_claim_devices(struct dm_fr *fr, char **error)
+{
+	dev_t pm = fr->pm_dev->bdev->bd_dev, origin = fr->origin->bdev->bd_dev;
+	struct dm_fr *o;
+	int r = 0;
+
+	fr->md = dm_table_get_md(fr->ti->table);
+	mutex_lock(&fr_targets_lock);
+	list_for_each_entry(o, &fr_targets, node) {
+		dev_t opm = o->pm_dev->bdev->bd_dev;
+		dev_t oorigin = o->origin->bdev->bd_dev;
+
+		if (o->md == fr->md)
+			continue;
+		if (opm == pm || oorigin == pm) {
+			*error = "PM device is in use by another dm-fr device";
+			r = -EBUSY;
+			break;
+		}
+		if (oorigin == origin || opm == origin) {
+			*error = "Origin device is in use by another dm-fr device";
+			r = -EBUSY;
+			break;
+		}
+	}
+	if (!r)
+		list_add(&fr->node, &fr_targets);
+	mutex_unlock(&fr_targets_lock);
+	return r;
+}
+
 static void fr_free(struct dm_fr *fr)
 {
+	if (!list_empty(&fr->node)) {
+		mutex_lock(&fr_targets_lock);
+		list_del(&fr->node);
+		mutex_unlock(&fr_targets_lock);
+	}
 	if (fr->wb_wq)
 		fr_writeback_teardown(fr);
 	if (fr->io_wq)
@@ -874,6 +939,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		return -ENOMEM;
 	}
 	fr->ti = ti;
+	INIT_LIST_HEAD(&fr->node);
 	fr->read_fill = true;
 	fr->writeback_period_ms = FR_DEFAULT_PERIOD_MS;
 	fr->high_watermark = FR_DEFAULT_HIGH_WM;
@@ -897,6 +963,9 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
+	r = fr_claim_devices(fr, &ti->error);
+	if (r)
+		goto bad;
 	r = parse_features(fr, &as, &ti->error);
 	if (r)
 		goto bad;
@@ -1077,62 +1146,91 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 
 /* Messages: one handler per verb. */
 
-static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv)
+static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv,
+		     const char **why)
 {
-	if (argc != 1)
+	int r;
+
+	if (argc != 1) {
+		*why = "flush takes no arguments";
 		return -EINVAL;
-	return fr_writeback_all(fr);
+	}
+	r = fr_writeback_all(fr);
+	if (r == -EBUSY)
+		*why = "the device is suspended";
+	else if (r)
+		*why = "the origin failed a writeback";
+	return r;
 }
 
-static int msg_cleaner(struct dm_fr *fr, unsigned int argc, char **argv)
+static int msg_cleaner(struct dm_fr *fr, unsigned int argc, char **argv,
+		       const char **why)
 {
-	if (argc != 2)
-		return -EINVAL;
-	if (!strcasecmp(argv[1], "on"))
+	if (argc == 2 && !strcasecmp(argv[1], "on")) {
 		WRITE_ONCE(fr->cleaner, true);
-	else if (!strcasecmp(argv[1], "off"))
+	} else if (argc == 2 && !strcasecmp(argv[1], "off")) {
 		WRITE_ONCE(fr->cleaner, false);
-	else
+	} else {
+		*why = "usage: cleaner on|off";
 		return -EINVAL;
+	}
 	fr_writeback_kick(fr);
 	return 0;
 }
 
-static int msg_clear_stats(struct dm_fr *fr, unsigned int argc, char **argv)
+static int msg_clear_stats(struct dm_fr *fr, unsigned int argc, char **argv,
+			   const char **why)
 {
 	int cpu;
 
-	if (argc != 1)
+	if (argc != 1) {
+		*why = "clear_stats takes no arguments";
 		return -EINVAL;
+	}
 	for_each_possible_cpu(cpu)
 		memset(per_cpu_ptr(fr->stats, cpu), 0, sizeof(struct fr_stats));
 	return 0;
 }
 
-static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv)
+static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv,
+		   const char **why)
 {
 	u32 v;
 
-	if (argc != 3)
+	if (argc != 3) {
+		*why = "usage: set <writeback_period|high_watermark|low_watermark|writeback_jobs> <value>";
 		return -EINVAL;
+	}
 	if (!strcasecmp(argv[1], "writeback_period")) {
-		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v))
+		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v)) {
+			*why = "writeback_period is 0..3600000 ms";
 			return -EINVAL;
+		}
 		WRITE_ONCE(fr->writeback_period_ms, v);
 		fr_writeback_kick(fr);
 	} else if (!strcasecmp(argv[1], "high_watermark")) {
-		if (parse_u32(argv[2], 0, 100, &v) || v < fr->low_watermark)
+		if (parse_u32(argv[2], 0, 100, &v) || v < fr->low_watermark) {
+			*why = "high_watermark is 0..100 and not below low_watermark";
 			return -EINVAL;
+		}
 		WRITE_ONCE(fr->high_watermark, v);
 	} else if (!strcasecmp(argv[1], "low_watermark")) {
-		if (parse_u32(argv[2], 0, 100, &v) || v > fr->high_watermark)
+		if (parse_u32(argv[2], 0, 100, &v) || v > fr->high_watermark) {
+			*why = "low_watermark is 0..100 and not above high_watermark";
 			return -EINVAL;
+		}
 		WRITE_ONCE(fr->low_watermark, v);
 	} else if (!strcasecmp(argv[1], "writeback_jobs")) {
-		if (parse_u32(argv[2], 1, FR_MAX_JOBS, &v))
+		if (parse_u32(argv[2], 1, FR_MAX_JOBS, &v)) {
+			*why = "writeback_jobs is 1..1024";
 			return -EINVAL;
-		return fr_writeback_set_jobs(fr, v);
+		}
+		if (fr_writeback_set_jobs(fr, v)) {
+			*why = "cannot allocate the writeback buffers";
+			return -ENOMEM;
+		}
 	} else {
+		*why = "unknown setting";
 		return -EINVAL;
 	}
 	return 0;
@@ -1140,7 +1238,8 @@ static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv)
 
 static const struct {
 	const char *verb;
-	int (*handler)(struct dm_fr *fr, unsigned int argc, char **argv);
+	int (*handler)(struct dm_fr *fr, unsigned int argc, char **argv,
+		       const char **why);
 } fr_messages[] = {
 	{ "flush", msg_flush },
 	{ "cleaner", msg_cleaner },
@@ -1152,6 +1251,7 @@ static int fr_message(struct dm_target *ti, unsigned int argc, char **argv,
 		      char *result, unsigned int maxlen)
 {
 	struct dm_fr *fr = ti->private;
+	const char *why = NULL;
 	unsigned int i;
 	int r;
 
@@ -1160,10 +1260,15 @@ static int fr_message(struct dm_target *ti, unsigned int argc, char **argv,
 	for (i = 0; i < ARRAY_SIZE(fr_messages); i++) {
 		if (strcasecmp(argv[0], fr_messages[i].verb))
 			continue;
-		r = fr_messages[i].handler(fr, argc, argv);
+		r = fr_messages[i].handler(fr, argc, argv, &why);
 		if (r == -EINVAL)
-			DMWARN("%s: invalid arguments for message \"%s\"",
-			       dm_table_device_name(ti->table), argv[0]);
+			DMWARN("%s: invalid arguments for message \"%s\": %s",
+			       dm_table_device_name(ti->table), argv[0],
+			       why ? why : "refused");
+		else if (r)
+			DMWARN("%s: message \"%s\" failed: %s",
+			       dm_table_device_name(ti->table), argv[0],
+			       why ? why : "error");
 		return r;
 	}
 	DMWARN("%s: unrecognised message \"%s\"",
