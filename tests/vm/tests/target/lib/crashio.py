@@ -201,14 +201,17 @@ def cmd_verify(a):
         lost = [w for w in owned if w <= last and held.get(w, 0) < owned[w]]
         lost_sect = sum(owned[w] - held.get(w, 0) for w in lost)
         torn = [w for w in owned if 0 < held.get(w, 0) < owned[w]]
-        # Stale: sectors holding an older write than image(j) says.
-        stale = sum(1 for x, y in zip(got, want)
-                    if y is not None and (x is None or (isinstance(x, tuple) and x[0] < y[0])))
+        # Stale: sectors holding an older write than image(j) says (or
+        # nothing: zeros where a write landed).
+        stale_zero = sum(1 for x, y in zip(got, want) if y is not None and x is None)
+        stale_old = sum(1 for x, y in zip(got, want)
+                        if y is not None and isinstance(x, tuple) and x[0] < y[0])
+        stale = stale_zero + stale_old
         line = ("RESULT stream %d (%s, %d-sector units): acked up to %d, newest seen %d; "
-                "lost acked writes %d (%d sectors); torn writes %d; stale sectors %d; "
-                "garbage sectors %d; sectors differing from image(%d) %d"
+                "lost acked writes %d (%d sectors); torn writes %d; stale sectors %d "
+                "(%d zero, %d an older write); garbage sectors %d; sectors differing from image(%d) %d"
                 % (s["k"], s["mode"], s["align"], last, newest, len(lost), lost_sect,
-                   len(torn), stale, garbage, j, differ))
+                   len(torn), stale, stale_zero, stale_old, garbage, j, differ))
         print(line, flush=True)
         if lost:
             print("#   lost writes (first 10): %s" % sorted(lost)[:10], flush=True)
