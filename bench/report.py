@@ -470,8 +470,10 @@ def write_markdown(out, S, fss):
     pm_mib = int(m.get("pm_bytes", 0)) >> 20
     or_mib = int(m.get("origin_bytes", 0)) >> 20
     for k, v in (("date (UTC)", m.get("date")), ("guest kernel", m.get("kernel")),
-                 ("PM", f"{pm_mib} MiB, memmap (legacy e820) /dev/pmem0, DAX; "
-                        "64 MiB of it for the larger-than-PM runs"),
+                 ("PM", f"{pm_mib} MiB, memmap (legacy e820) /dev/pmem0, DAX, written once in "
+                        "full before the runs; dm-linear slices of it: 64 MiB for the block "
+                        "larger-than-PM runs, 32 MiB for the file-system ones, 256 MiB for the "
+                        "load test"),
                  ("origin", f"{or_mib} MiB virtio-blk, sparse host file, cache=none; "
                             "file systems on a 512 MiB area of it"),
                  ("guest", f"{m.get('cpus')} vCPUs, {int(m.get('mem_kb', 0)) >> 10} MiB RAM "
@@ -482,7 +484,9 @@ def write_markdown(out, S, fss):
                  ("repetitions", f"{m.get('reps')}, {m.get('runtime')} s per block run, "
                                  f"{m.get('fs_runtime')} s per file-system job"),
                  ("fio", m.get("fio")), ("qemu", m.get("qemu")),
-                 ("git", f"{m.get('git')} (dm-fr/ files modified: {m.get('git_dirty_dm_fr')})"),
+                 ("git", f"{m.get('git')} (dm-fr/ files modified in the work tree: "
+                         f"{m.get('git_dirty_dm_fr')})"),
+                 ("dm-fr.ko", m.get("module_note")),
                  ("bench time", f"{m.get('bench_seconds')} s for tests/bench/run (boot included)"),
                  ("all runs verified", "yes" if S["all_verified"] else "NO (see Verification)")):
         L.append(f"| {k} | {v} |")

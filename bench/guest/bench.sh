@@ -103,7 +103,7 @@ log "kernel $(uname -r), PM $PM $((PM_BYTES >> 20)) MiB, origin $ORIGIN $((ORIGI
 # The emulated PM is guest RAM that QEMU backs lazily: the first store to
 # each page costs a host page fault (and zeroing).  Touch all of it once, so
 # that no configuration pays for the first touch of the PM it uses.
-dd if=/dev/zero of=$PM bs=1M oflag=direct status=none || die "cannot write $PM"
+dd if=/dev/zero of=$PM bs=1M count=$((PM_BYTES >> 20)) oflag=direct status=none || die "cannot write $PM"
 log "PM touched"
 
 # ------------------------------------------------------------------ configs
