@@ -132,9 +132,11 @@ crash_guest() {
 # crash_wc_more DEV PM ORIGIN SPEC: after the crash check of dm-writecache, a
 # control without any crash in the same boot: a fresh dm-writecache, the same
 # writer stopped after 300 writes per stream, checked at once (CONTROL), and
-# again after a clean remove and re-create (CONTROL-RELOAD).  Losses here are
-# not crash semantics (dm-writecache's pmem path has been seen returning stale
-# data under stress on these emulated machines without any crash).
+# again after a clean remove and re-create (CONTROL-RELOAD); then the same on
+# the bare origin (CONTROL-RAW) and on dm-writecache in ssd mode over a RAM
+# loop device (CONTROL-SSD).  Losses in the pmem controls are not crash
+# semantics (dm-writecache's pmem path has been seen returning stale data
+# under stress on these emulated machines without any crash).
 crash_wc_more() {
 	local dev=$1 pm=$2 origin=$3 spec=$4 acked= k
 	dm_remove frc
@@ -150,4 +152,15 @@ crash_wc_more() {
 	dm_remove frc
 	dev=$(dm_create frc "0 $CRASH_SECTORS writecache p $origin $pm 4096 0")
 	python3 "$CRASH_IO" verify "$dev" "$spec" --acked "$acked" --report | sed 's/^RESULT/CONTROL-RELOAD/'
+	dm_remove frc
+
+	# The same without dm-writecache (the writer and checker on the origin
+	# itself), and with dm-writecache in ssd mode on a RAM loop device.
+	blkdiscard -f -z -l $((CRASH_SECTORS << 9)) "$origin" || fail "cannot zero the origin"
+	python3 "$CRASH_IO" write "$origin" "$spec" --max-writes 300 > /dev/null || fail "the raw control writer failed"
+	python3 "$CRASH_IO" verify "$origin" "$spec" --acked "$acked" --report | sed 's/^RESULT/CONTROL-RAW/'
+	blkdiscard -f -z -l $((CRASH_SECTORS << 9)) "$origin" || fail "cannot zero the origin"
+	dev=$(dm_create frc "0 $CRASH_SECTORS writecache s $origin $(scratch_dev 8M) 4096 0")
+	python3 "$CRASH_IO" write "$dev" "$spec" --max-writes 300 > /dev/null || fail "the ssd-mode control writer failed"
+	python3 "$CRASH_IO" verify "$dev" "$spec" --acked "$acked" --report | sed 's/^RESULT/CONTROL-SSD/'
 }
