@@ -438,6 +438,7 @@ def main():
         "verification_failures": failed,
         "meta": {**meta, **host},
         "tables": tables,
+        "coreprof": load_json_loose(os.path.join(raw, "coreprof.json")),
     }
     with open(os.path.join(out, "summary.json"), "w") as fh:
         json.dump(summary, fh, indent=1, sort_keys=False)
@@ -576,6 +577,13 @@ def write_markdown(out, S, fss):
                 ("status after the load", "status_loaded", lambda x: f"`{x}`"),
                 ("verified", "verify", lambda x: x)):
             L.append(f"| {label} | {f(fr.get(key))} | {f(wc.get(key))} |")
+    cp = S.get("coreprof")
+    if cp:
+        L.append("\n## The protocol core, instructions per operation (callgrind)\n")
+        L.append(cp.get("note", "") + ".\n")
+        L.append("| operation | instructions |\n|---|---|")
+        for k, v in cp.get("instructions_per_op", {}).items():
+            L.append(f"| {k} | {v} |")
     L.append("\n## Verification\n")
     if S["all_verified"]:
         L.append("Every run passed its checks.")

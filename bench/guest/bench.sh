@@ -26,7 +26,7 @@
 #
 # Environment: FR_KO (dm-fr.ko), BENCH_VARMAIL (the varmail binary),
 # BENCH_REPS (3), BENCH_RUNTIME (s, block runs, 3), BENCH_FS_RUNTIME (s, 3),
-# BENCH_SETS (default "block fs fsbig load"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_SETS (default "block load fs fsext fsbig"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
 # (the block workloads to run; default all).
@@ -36,9 +36,9 @@ OUT=${1:?usage: bench.sh OUTDIR}
 TOP=${FR_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 JOBS=$TOP/bench/jobs
 REPS=${BENCH_REPS:-3}
-RT=${BENCH_RUNTIME:-3}
-FSRT=${BENCH_FS_RUNTIME:-3}
-SETS=${BENCH_SETS:-block fs fsbig load}
+RT=${BENCH_RUNTIME:-2}
+FSRT=${BENCH_FS_RUNTIME:-2}
+SETS=${BENCH_SETS:-block load fs fsext fsbig}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
 MIXFS=${BENCH_MIX_FS:-ext4}
 STREAMFS=${BENCH_STREAM_FS:-ext4}
@@ -435,22 +435,41 @@ fs_run() {
 	log "fs $fs $cfg rep $rep: verify $verify${why:+:$why};$STEPS"
 }
 
+# The fsync-heavy jobs (varmail-like, OLTP-like) on every file system: the
+# headline file-system ratios.
 fs_set() {
-	local rep fs cfg orfs cfgs jobs
+	local rep fs cfg orfs
 	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
 	for rep in $(seq 1 "$REPS"); do
 		for fs in $FSLIST; do
-			cfgs="pmfs fr wc origin"
+			for cfg in $(rotate $((rep - 1)) pmfs fr wc origin); do
+				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
+			done
+		done
+	done
+	dm_gone bfsorigin
+}
+
+# The rest of the file-system work, after the headline: the streaming job and
+# the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS), and ext4 -o dax
+# on the fsync-heavy jobs.
+fsext_set() {
+	local rep fs cfg orfs jobs
+	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	for rep in $(seq 1 "$REPS"); do
+		for fs in $FSLIST; do
+			jobs=
+			case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
+			case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
+			local cfgs="pmfs fr wc origin"
+			[ -n "$jobs" ] || cfgs=
 			[ $fs = ext4 ] && cfgs="$cfgs dax"
 			for cfg in $(rotate $((rep - 1)) $cfgs); do
-				jobs="varmail oltp"
-				# The streaming job and the paper mix: where asked, and not
-				# for DAX (a reference for the fsync-heavy jobs only).
-				if [ $cfg != dax ]; then
-					case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
-					case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
+				if [ $cfg = dax ]; then
+					fs_run "$fs" dax "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
+				else
+					fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
 				fi
-				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
 			done
 		done
 	done
