@@ -6,12 +6,15 @@
 # in a subdirectory so that the runner's 'target/*' glob does not take it for a
 # case.  Everything here is built on lib.sh's helpers.
 #
-#   status:  frs, fr_status_log, fr_wait_dirty_zero
+#   status:  frs, fr_status_log, fr_wait_dirty_zero, tlog
 #   PM:      pm_slice (a small DAX-capable PM: dm-linear over the boot's PM)
-#   data:    dev_sum, fio_job_args, tree_write, tree_manifest, tree_check
-#   fs:      fs_mkfs, fs_fsck
+#   data:    dev_sum, tree_write, tree_manifest, tree_check
+#   fs:      fs_mkfs, fs_fsck, fs_roundtrip
 #   kernel:  dmesg_count, recovered_line
 #   misc:    msg, msg_fails, holders_empty, excl_open
+
+# tlog MSG: log with the seconds since the case began (where the time goes).
+tlog() { log "[${SECONDS}s] $*"; }
 
 # The fields of `dmsetup status` after "<start> <len> fr", in order
 # (docs/target-interface.md).
