@@ -41,7 +41,7 @@ BLOCK_WORKLOADS = [
     ("2j_fsync", "4 KiB random write, 2 jobs, fsync after each", "write IOPS"),
     ("odirect", "4 KiB O_DIRECT random write, no fsync", "write IOPS"),
     ("randread", "4 KiB random read of cached data", "read IOPS"),
-    ("readmostly", "zipf 1.2, 90% reads / 10% writes, 128 MiB, cold start", "IOPS (r+w)"),
+    ("readmostly", "zipf 1.2, 90% reads / 10% writes, 64 MiB, cold start", "IOPS (r+w)"),
     ("halfpm", "4 KiB random write over 240 MiB (half the PM)", "write IOPS"),
     ("overflow_seq", "128 KiB sequential write over 256 MiB (4x the 64 MiB PM)", "MiB/s"),
     ("overflow_rand", "4 KiB random write over 256 MiB (4x the 64 MiB PM)", "write IOPS"),
