@@ -12,6 +12,7 @@
 #include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/bio.h>
+#include <linux/llist.h>
 
 #include "fr-core.h"
 
@@ -62,6 +63,8 @@ struct fr_stage {
 	int error;
 };
 
+struct fr_fill;
+
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
@@ -96,6 +99,14 @@ struct dm_fr {
 	/* Deferred bios: those that must wait for origin I/O. */
 	struct workqueue_struct *io_wq;
 	struct bio_set bs;
+
+	/* Read fill: a fixed pool of chunk copies, installed by fill_work. */
+	struct fr_fill *fills;
+	void *fill_buf;
+	unsigned int nr_fills;
+	unsigned long fill_busy;	/* one bit per fill in flight */
+	struct llist_head fills_ready;
+	struct work_struct fill_work;
 
 	/* Writeback. */
 	struct workqueue_struct *wb_wq;

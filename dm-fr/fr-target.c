@@ -8,9 +8,11 @@
  *
  * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
  * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
- * cost nothing. Reads are served from PM, or remapped to the origin. Only
+ * cost nothing. Reads are served from PM, or remapped to the origin; a
+ * remapped read of whole chunks leaves a copy for a worker to install on PM
+ * after it completes (read fill), so the reader never waits for PM. Only
  * bios that must wait for origin I/O (a write whose slot holds dirty data to
- * displace, a read that mixes PM and origin data or fills PM) go to a worker.
+ * displace, a read that mixes PM and origin data) go to a worker.
  */
 #include <linux/module.h>
 #include <linux/dax.h>
@@ -31,6 +33,10 @@
 #define FR_MAX_PERIOD_MS	3600000
 #define FR_RECOVERY_GROUPS	16384
 #define FR_CLEAN_RETRIES	5
+/* Read fill: chunks in flight between a read's completion and their install. */
+#define FR_FILL_POOL_BYTES	(128 << 10)
+#define FR_FILL_MIN		4
+#define FR_FILL_MAX		BITS_PER_LONG
 
 /*
  * Every constructed fr target, so that two devices never share a PM or an
@@ -44,18 +50,31 @@ static DEFINE_MUTEX(fr_targets_lock);
 enum fr_io_kind {
 	FR_IO_NONE,
 	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
-	FR_IO_READ_FILL,	/* read from the origin, then install on PM */
 	FR_IO_READ_MIXED,	/* part PM, part origin */
 	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
 	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
+};
+
+/*
+ * A chunk a remapped read will bring from the origin: taken from the pool in
+ * map (with its stripe's epoch), filled with the data in end_io, installed
+ * by fr_fill_work unless its stripe changed in between.
+ */
+struct fr_fill {
+	struct llist_node node;
+	struct fr_fill *next;		/* the bio's next fill */
+	fr_ochunk_t key;
+	u32 epoch;
+	void *data;
 };
 
 /* Per-bio data. */
 struct fr_io {
 	struct work_struct work;
 	struct dm_fr *fr;
-	u64 epoch_sum;
 	enum fr_io_kind kind;
+	struct fr_fill *fills;		/* remapped reads only */
+	struct bvec_iter fill_iter;	/* the data, once the read completed */
 };
 
 /* The stripes a bio's chunks map to (one, most of the time). */
@@ -111,18 +130,6 @@ static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
 			fr->stripes[i].epoch++;
 		mutex_unlock(&fr->stripes[i].lock);
 	}
-}
-
-static u64 fr_epoch_sum(struct dm_fr *fr, struct fr_lockset *ls)
-{
-	unsigned int i;
-	u64 sum = 0;
-
-	if (ls->single >= 0)
-		return fr->stripes[ls->single].epoch;
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
-		sum += fr->stripes[i].epoch;
-	return sum;
 }
 
 static void bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
@@ -335,48 +342,6 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 	bio_endio(bio);
 }
 
-static void fr_deferred_read_fill(struct dm_fr *fr, struct bio *bio,
-				  struct fr_io *io)
-{
-	const struct fr_geometry *g = &fr->cache.geo;
-	struct fr_lockset ls;
-	u64 first, last, k, filled = 0;
-
-	bio->bi_status = fr_read_origin(fr, bio);
-	if (bio->bi_status)
-		goto out;
-	bio_chunks(fr, bio, &first, &last);
-	fr_lock_range(fr, first, last, &ls);
-	/* Install only what nobody wrote since the miss was seen. */
-	if (fr_epoch_sum(fr, &ls) == io->epoch_sum && !READ_ONCE(fr->cleaner)) {
-		for (k = first; k <= last; k++) {
-			u64 start = fr_first_sector(g, to_ochunk(k));
-			struct fr_bio_cursor cur = { .bio = bio,
-						     .iter = bio->bi_iter };
-			int r;
-
-			if (start < bio->bi_iter.bi_sector ||
-			    start + hweight64(fr_chunk_mask(g, to_ochunk(k))) >
-			    bio_end_sector(bio))
-				continue;
-			bio_advance_iter(bio, &cur.iter,
-					 (start - bio->bi_iter.bi_sector) <<
-					 SECTOR_SHIFT);
-			r = fr_fill(&fr->cache, to_ochunk(k), fr_bio_payload,
-				    &cur);
-			if (r < 0) {
-				fr_stat_add(fr, pm_errors, 1);
-				break;
-			}
-			filled += r;
-		}
-	}
-	fr_unlock_range(fr, &ls, filled > 0);
-	fr_stat_add(fr, read_fills, filled);
-out:
-	bio_endio(bio);
-}
-
 /*
  * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
  * still durable when acknowledged). wb_lock keeps writeback batches out
@@ -478,9 +443,6 @@ static void fr_io_work(struct work_struct *work)
 	case FR_IO_READ_MIXED:
 		fr_deferred_read_mixed(io->fr, bio);
 		break;
-	case FR_IO_READ_FILL:
-		fr_deferred_read_fill(io->fr, bio, io);
-		break;
 	case FR_IO_WRITETHROUGH:
 		fr_deferred_writethrough(io->fr, bio);
 		break;
@@ -493,12 +455,64 @@ static void fr_io_work(struct work_struct *work)
 	}
 }
 
+static struct fr_fill *fr_fill_get(struct dm_fr *fr)
+{
+	unsigned int i;
+
+	do {
+		i = find_first_zero_bit(&fr->fill_busy, fr->nr_fills);
+		if (i >= fr->nr_fills)
+			return NULL;	/* all in flight: skip this fill */
+	} while (test_and_set_bit(i, &fr->fill_busy));
+	return &fr->fills[i];
+}
+
+static void fr_fill_put(struct dm_fr *fr, struct fr_fill *f)
+{
+	clear_bit(f - fr->fills, &fr->fill_busy);
+}
+
+/*
+ * Take a fill for every chunk the read covers whole, whose slot has clean
+ * room, with the epoch of its stripe (locked by the caller): a change to
+ * the stripe before the install means the origin data may be stale.
+ */
+static void fr_fill_prepare(struct dm_fr *fr, struct bio *bio,
+			    struct fr_io *io)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_fill **tail = &io->fills;
+	u64 first, last, k;
+
+	bio_chunks(fr, bio, &first, &last);
+	for (k = first; k <= last; k++) {
+		fr_ochunk_t key = to_ochunk(k);
+		u64 start = fr_first_sector(g, key);
+		struct fr_fill *f;
+
+		if (start < bio->bi_iter.bi_sector ||
+		    start + hweight64(fr_chunk_mask(g, key)) > bio_end_sector(bio) ||
+		    !fr_can_fill(&fr->cache, key))
+			continue;
+		f = fr_fill_get(fr);
+		if (!f)
+			break;
+		f->key = key;
+		f->epoch = fr_stripe_of(fr, fr_slot_of(g, key))->epoch;
+		f->next = NULL;
+		*tail = f;
+		tail = &f->next;
+	}
+	if (io->fills)
+		io->fill_iter = bio->bi_iter;
+}
+
 static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
 	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	u64 first, last, hits = 0, misses = 0;
-	bool any_held = false, all_held = true, fill = false;
+	bool any_held = false, all_held = true;
 	struct fr_lockset ls;
 
 	bio_chunks(fr, bio, &first, &last);
@@ -519,9 +533,6 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		} else {
 			all_held = false;
 			misses++;
-			if (!off && cnt >= hweight64(fr_chunk_mask(g, key)) &&
-			    fr_can_fill(&fr->cache, key))
-				fill = true;
 		}
 		sector += cnt;
 	}
@@ -540,15 +551,100 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		fr_queue_io(fr, io, FR_IO_READ_MIXED);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (fill && fr->read_fill && !READ_ONCE(fr->cleaner)) {
-		io->epoch_sum = fr_epoch_sum(fr, &ls);
-		fr_unlock_range(fr, &ls, false);
-		fr_queue_io(fr, io, FR_IO_READ_FILL);
-		return DM_MAPIO_SUBMITTED;
-	}
+	if (fr->read_fill && !READ_ONCE(fr->cleaner))
+		fr_fill_prepare(fr, bio, io);
 	fr_unlock_range(fr, &ls, false);
 	bio_set_dev(bio, fr->origin->bdev);
 	return DM_MAPIO_REMAPPED;
+}
+
+/* Copy bytes out of the bio at *iter, advancing it. */
+static void fr_copy_from_bio(struct bio *bio, struct bvec_iter *iter,
+			     void *dst, size_t len)
+{
+	while (len) {
+		struct bio_vec bv = bio_iter_iovec(bio, *iter);
+		size_t n = min_t(size_t, bv.bv_len, len);
+
+		bv.bv_len = n;
+		memcpy_from_bvec(dst, &bv);
+		dst += n;
+		len -= n;
+		bio_advance_iter_single(bio, iter, n);
+	}
+}
+
+/*
+ * A remapped read completed: keep a copy of the chunks to fill and let the
+ * worker install them. Runs in the completion's context (no sleeping); the
+ * bio completes at once.
+ */
+static int fr_end_io(struct dm_target *ti, struct bio *bio,
+		     blk_status_t *error)
+{
+	struct dm_fr *fr = ti->private;
+	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_fill *f = io->fills, *next;
+	struct bvec_iter iter = io->fill_iter;
+	u64 pos = iter.bi_sector;
+	bool queued = false;
+
+	io->fills = NULL;
+	for (; f; f = next) {
+		u64 start = fr_first_sector(g, f->key);
+
+		next = f->next;
+		if (*error) {
+			fr_fill_put(fr, f);
+			continue;
+		}
+		bio_advance_iter(bio, &iter, (start - pos) << SECTOR_SHIFT);
+		fr_copy_from_bio(bio, &iter, f->data,
+				 hweight64(fr_chunk_mask(g, f->key)) <<
+				 SECTOR_SHIFT);
+		pos = iter.bi_sector;
+		llist_add(&f->node, &fr->fills_ready);
+		queued = true;
+	}
+	if (queued)
+		queue_work(fr->io_wq, &fr->fill_work);
+	return DM_ENDIO_DONE;
+}
+
+static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)
+{
+	fr_pm_copy(pm_dst, arg, (size_t)nr_sectors << SECTOR_SHIFT);
+}
+
+/* Install the completed reads' chunks whose stripes did not change since. */
+static void fr_fill_work(struct work_struct *work)
+{
+	struct dm_fr *fr = container_of(work, struct dm_fr, fill_work);
+	struct llist_node *list = llist_del_all(&fr->fills_ready);
+	struct fr_fill *f, *tmp;
+	u64 filled = 0;
+
+	llist_for_each_entry_safe(f, tmp, list, node) {
+		struct fr_stripe *st = fr_stripe_of(fr, fr_slot_of(&fr->cache.geo,
+								  f->key));
+		int r = 0;
+
+		/*
+		 * A fill does not bump the epoch: clean data equal to the
+		 * origin's makes no other fill in flight stale.
+		 */
+		mutex_lock(&st->lock);
+		if (st->epoch == f->epoch && !READ_ONCE(fr->cleaner))
+			r = fr_fill(&fr->cache, f->key, fr_fill_payload, f->data);
+		mutex_unlock(&st->lock);
+		if (r < 0)
+			fr_stat_add(fr, pm_errors, 1);
+		else
+			filled += r;
+		fr_fill_put(fr, f);
+	}
+	fr_stat_add(fr, read_fills, filled);
 }
 
 static int fr_map(struct dm_target *ti, struct bio *bio)
@@ -558,6 +654,7 @@ static int fr_map(struct dm_target *ti, struct bio *bio)
 
 	io->kind = FR_IO_NONE;
 	io->fr = fr;
+	io->fills = NULL;
 	INIT_WORK(&io->work, fr_io_work);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
@@ -899,6 +996,24 @@ static int fr_claim_devices(struct dm_fr *fr, char **error)
 	return r;
 }
 
+static int fr_fill_setup(struct dm_fr *fr)
+{
+	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
+	unsigned int i;
+
+	fr->nr_fills = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
+			       FR_FILL_MIN, FR_FILL_MAX);
+	fr->fills = kcalloc(fr->nr_fills, sizeof(*fr->fills), GFP_KERNEL);
+	fr->fill_buf = kvmalloc_array(fr->nr_fills, chunk_bytes, GFP_KERNEL);
+	if (!fr->fills || !fr->fill_buf)
+		return -ENOMEM;
+	for (i = 0; i < fr->nr_fills; i++)
+		fr->fills[i].data = fr->fill_buf + i * chunk_bytes;
+	init_llist_head(&fr->fills_ready);
+	INIT_WORK(&fr->fill_work, fr_fill_work);
+	return 0;
+}
+
 static void fr_free(struct dm_fr *fr)
 {
 	if (!list_empty(&fr->node)) {
@@ -912,6 +1027,8 @@ static void fr_free(struct dm_fr *fr)
 		destroy_workqueue(fr->io_wq);
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
+	kvfree(fr->fill_buf);
+	kfree(fr->fills);
 	kvfree(fr->stripes);
 	kvfree(fr->valid_bits);
 	kvfree(fr->dirty_bits);
@@ -1010,6 +1127,11 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (!fr->io_wq) {
 		ti->error = "Cannot allocate I/O workqueue";
 		r = -ENOMEM;
+		goto bad;
+	}
+	r = fr_fill_setup(fr);
+	if (r) {
+		ti->error = "Cannot allocate read fill buffers";
 		goto bad;
 	}
 	r = fr_writeback_setup(fr);
@@ -1296,11 +1418,12 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
 	.map = fr_map,
+	.end_io = fr_end_io,
 	.postsuspend = fr_postsuspend,
 	.preresume = fr_preresume,
 	.resume = fr_resume,
