@@ -564,23 +564,6 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 	return cleaned;
 }
 
-int fr_clean_locked(struct fr_cache *c, fr_pchunk_t victim,
-		    const struct fr_wb_ops *ops, void *ctx)
-{
-	struct fr_wb_snap snap;
-	int r;
-
-	r = stage_chunk(c, victim, &snap, ops, ctx);
-	if (r <= 0)
-		return r;
-	r = write_out(ops, ctx);
-	if (r)
-		return r;
-	clear_dirty(c, &snap);
-	fr_pm_fence();
-	return 0;
-}
-
 static u64 count_bits(const unsigned long *bits, u64 nbits)
 {
 	u64 i, n = 0;

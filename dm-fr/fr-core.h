@@ -180,8 +180,9 @@ struct fr_write_result {
  * Write nr_sectors at sector, durably. The range must lie within one region
  * (so a multi-chunk write maps to distinct slots). Returns 0 when durable;
  * FR_NEED_CLEAN, having changed nothing, when a slot holds two chunks of
- * which the one to displace is dirty: the caller cleans res->victim with
- * fr_clean_locked() (which needs origin I/O) and calls fr_write() again;
+ * which the one to displace is dirty: the caller drops its slot locks, writes
+ * res->victim back with fr_writeback() (cursor = victim; origin I/O) and
+ * calls fr_write() again;
  * -EIO if PM could not be read, -EINVAL for a range outside the cache.
  */
 int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
@@ -245,10 +246,6 @@ struct fr_wb_snap {
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx);
-
-/* Clean one chunk whose slot lock the caller already holds. */
-int fr_clean_locked(struct fr_cache *c, fr_pchunk_t victim,
-		    const struct fr_wb_ops *ops, void *ctx);
 
 /* Counters derived from the DRAM bitmaps. */
 u64 fr_count_valid(const struct fr_cache *c);

@@ -845,6 +845,9 @@ struct wbctx {
 
 static struct wbctx wb_batch, wb_clean;
 static struct fr_wb_snap *wb_snaps;
+/* A forced writeback's own snapshots: with --wb-race it runs inside a batch. */
+static struct fr_wb_snap *wb_clean_snaps;
+#define CLEAN_BATCH	4
 
 static void exec_write(u64 sector, u32 nr);
 
@@ -1029,6 +1032,7 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 {
 	struct fr_write_result res;
 	u32 tries = 0;
+	u64 cursor;
 	int r;
 
 	for (;;) {
@@ -1045,9 +1049,17 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 				  (unsigned long long)from_pchunk(res.victim));
 		if (in_batch && !S.wb_race)
 			return false;
-		r = fr_clean_locked(&S.c, res.victim, &wb_ops, &wb_clean);
-		if (r) {
-			violation("fr_clean_locked failed: %d", r);
+		/*
+		 * As the kernel does (fr_writeback_from): a batch of up to
+		 * CLEAN_BATCH dirty chunks starting at the victim, with no
+		 * slot lock held, then fr_write again.
+		 */
+		cursor = from_pchunk(res.victim);
+		r = fr_writeback(&S.c, &cursor, CLEAN_BATCH, wb_clean_snaps,
+				 &wb_ops, &wb_clean);
+		if (r <= 0) {
+			violation("writeback from victim %llu cleaned nothing: %d",
+				  (unsigned long long)from_pchunk(res.victim), r);
 			break;
 		}
 		if (++tries > 2 * S.c.geo.chunk_sectors + 4) {
@@ -1487,6 +1499,7 @@ static void world_free(void)
 	free(wb_batch.buf);
 	free(wb_clean.buf);
 	free(wb_snaps);
+	free(wb_clean_snaps);
 	free(payload_buf);
 	S.cfg = NULL;
 }
@@ -1568,6 +1581,7 @@ static void world_setup(const struct cfg *cfg)
 	wb_clean.cap_sectors = wb_batch.cap_sectors;
 	wb_clean.buf = xmalloc((size_t)wb_clean.cap_sectors * SECT);
 	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
+	wb_clean_snaps = xcalloc(CLEAN_BATCH, sizeof(*wb_clean_snaps));
 	payload_buf = xmalloc((size_t)S.c.geo.chunk_sectors * SECT *
 			      (S.c.geo.region_chunks + 1));
 	S.cursor = 0;

@@ -170,8 +170,10 @@ static const struct fr_wb_ops wb_ops = {
 static void img_write(struct img *im, u64 sector, u32 nr, u8 gen)
 {
 	struct fr_write_result res;
+	struct fr_wb_snap snap;
 	struct pay p;
 	int r, tries = 0;
+	u64 cursor;
 
 	for (;;) {
 		p.sector = sector;
@@ -179,7 +181,9 @@ static void img_write(struct img *im, u64 sector, u32 nr, u8 gen)
 		r = fr_write(&im->c, sector, nr, payload, &p, &res);
 		if (r != FR_NEED_CLEAN)
 			break;
-		if (++tries > 8 || fr_clean_locked(&im->c, res.victim, &wb_ops, im))
+		/* Write the victim alone back, as the kernel's forced writeback starts. */
+		cursor = from_pchunk(res.victim);
+		if (++tries > 8 || fr_writeback(&im->c, &cursor, 1, &snap, &wb_ops, im) != 1)
 			die("cannot clean a victim");
 	}
 	if (r)
