@@ -387,9 +387,11 @@ fs_run() {
 		esac
 	done
 	lap create+mkfs
-	if [ ${#preps[@]} -gt 0 ]; then
-		timeout $FIO_TIMEOUT fio --section=prep "${preps[@]}" > "$OUT/log/$base-prep.log" 2>&1 ||
+	for j in "${preps[@]}"; do	# one fio per file, as for the checks below
+		timeout $FIO_TIMEOUT fio --section=prep "$j" >> "$OUT/log/$base-prep.log" 2>&1 ||
 			{ verify=FAIL why="$why prep"; }
+	done
+	if [ ${#preps[@]} -gt 0 ]; then
 		sync
 	fi
 	lap prep
@@ -417,10 +419,12 @@ fs_run() {
 		"$VARMAIL" check $MNT/d/varmail "$OUT/log/$base-varmail.state" > "$OUT/log/$base-varmail-check.log" 2>&1 ||
 			{ verify=FAIL why="$why varmail-check"; } ;;
 	esac
-	if [ ${#checks[@]} -gt 0 ]; then
-		fio_ok "$base-check" --section=check "${checks[@]}" ||
+	# One fio per job file: given several files, fio applies --section to
+	# the first only and runs the others' every section (their writes too).
+	for c in "${checks[@]}"; do
+		fio_ok "$base-check-$(basename "$c" .fio)" --section=check "$c" ||
 			{ verify=FAIL why="$why check"; }
-	fi
+	done
 	lap check
 	umount $MNT || { verify=FAIL why="$why umount"; umount -l $MNT; }
 	fsck_of "$fs" "$DEV" > "$OUT/log/$base-fsck.log" 2>&1 || { verify=FAIL why="$why fsck"; }
