@@ -91,6 +91,7 @@ struct dm_fr {
 
 	/* Tunables (table arguments, changed at run time by messages). */
 	unsigned int writeback_period_ms;
+	unsigned int writeback_defer_ms;
 	unsigned int high_watermark;
 	unsigned int low_watermark;
 	unsigned int writeback_jobs;
@@ -117,6 +118,12 @@ struct dm_fr {
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
 	unsigned int wb_backoff_ms;
+	/* Deferral (writeback_work): what the last tick saw, and when. */
+	u64 wb_seen_writes, wb_seen_forced;
+	unsigned long wb_swept_at;	/* start of the last full pass */
+	unsigned long wb_busy_at;	/* the last tick that saw writes */
+	unsigned long wb_collided_at;	/* ... and a forced writeback */
+	unsigned long wb_polled_at;	/* the last watermark check */
 	bool wb_stopped;		/* suspended or being destroyed */
 	bool degraded;			/* the last writeback failed */
 

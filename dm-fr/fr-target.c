@@ -26,6 +26,7 @@
 #include "dm-fr.h"
 
 #define FR_DEFAULT_PERIOD_MS	10
+#define FR_DEFAULT_DEFER_MS	5000
 #define FR_DEFAULT_HIGH_WM	50
 #define FR_DEFAULT_LOW_WM	25
 #define FR_DEFAULT_JOBS		64
@@ -694,7 +695,7 @@ static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
 /* Optional arguments that take a value. */
 static const char * const fr_valued_args[] = {
 	"chunk_size", "region_size", "stride", "writeback_period",
-	"high_watermark", "low_watermark", "writeback_jobs",
+	"writeback_defer", "high_watermark", "low_watermark", "writeback_jobs",
 };
 
 static bool is_valued_arg(const char *name)
@@ -776,6 +777,12 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 				return -EINVAL;
 			}
 			fr->writeback_period_ms = v;
+		} else if (!strcasecmp(name, "writeback_defer")) {
+			if (parse_u32(val, 0, FR_MAX_PERIOD_MS, &v)) {
+				*error = "Invalid writeback_defer (ms, 0..3600000)";
+				return -EINVAL;
+			}
+			fr->writeback_defer_ms = v;
 		} else if (!strcasecmp(name, "high_watermark")) {
 			if (parse_u32(val, 0, 100, &v)) {
 				*error = "Invalid high_watermark (0..100)";
@@ -1059,6 +1066,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_LIST_HEAD(&fr->node);
 	fr->read_fill = true;
 	fr->writeback_period_ms = FR_DEFAULT_PERIOD_MS;
+	fr->writeback_defer_ms = FR_DEFAULT_DEFER_MS;
 	fr->high_watermark = FR_DEFAULT_HIGH_WM;
 	fr->low_watermark = FR_DEFAULT_LOW_WM;
 	fr->writeback_jobs = FR_DEFAULT_JOBS;
@@ -1235,6 +1243,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		n += fr->arg_region_size ? 2 : 0;
 		n += fr->arg_stride ? 2 : 0;
 		n += fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS ? 2 : 0;
+		n += fr->writeback_defer_ms != FR_DEFAULT_DEFER_MS ? 2 : 0;
 		n += fr->high_watermark != FR_DEFAULT_HIGH_WM ? 2 : 0;
 		n += fr->low_watermark != FR_DEFAULT_LOW_WM ? 2 : 0;
 		n += fr->writeback_jobs != FR_DEFAULT_JOBS ? 2 : 0;
@@ -1249,6 +1258,8 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 			DMEMIT(" stride %llu", fr->arg_stride);
 		if (fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS)
 			DMEMIT(" writeback_period %u", fr->writeback_period_ms);
+		if (fr->writeback_defer_ms != FR_DEFAULT_DEFER_MS)
+			DMEMIT(" writeback_defer %u", fr->writeback_defer_ms);
 		if (fr->high_watermark != FR_DEFAULT_HIGH_WM)
 			DMEMIT(" high_watermark %u", fr->high_watermark);
 		if (fr->low_watermark != FR_DEFAULT_LOW_WM)
@@ -1320,7 +1331,7 @@ static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv,
 	u32 v;
 
 	if (argc != 3) {
-		*why = "usage: set <writeback_period|high_watermark|low_watermark|writeback_jobs> <value>";
+		*why = "usage: set <writeback_period|writeback_defer|high_watermark|low_watermark|writeback_jobs> <value>";
 		return -EINVAL;
 	}
 	if (!strcasecmp(argv[1], "writeback_period")) {
@@ -1329,6 +1340,13 @@ static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv,
 			return -EINVAL;
 		}
 		WRITE_ONCE(fr->writeback_period_ms, v);
+		fr_writeback_kick(fr);
+	} else if (!strcasecmp(argv[1], "writeback_defer")) {
+		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v)) {
+			*why = "writeback_defer is 0..3600000 ms";
+			return -EINVAL;
+		}
+		WRITE_ONCE(fr->writeback_defer_ms, v);
 		fr_writeback_kick(fr);
 	} else if (!strcasecmp(argv[1], "high_watermark")) {
 		if (parse_u32(argv[2], 0, 100, &v) || v < fr->low_watermark) {
@@ -1418,7 +1436,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 1, 0},
+	.version = {1, 2, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

@@ -4,8 +4,9 @@
  * has been flushed does the core clear their dirty flags (fr_writeback()).
  *
  * The worker runs every writeback_period ms and writes back everything dirty
- * (First Responder's periodic flush); with a period of 0 it polls the dirty
- * watermarks instead. Origin errors leave the data dirty on PM, mark the
+ * (First Responder's periodic flush), except that while writes keep coming
+ * and none collides it defers that, up to writeback_defer ms (wb_sweep_due);
+ * with a period of 0 it polls the dirty watermarks instead. Origin errors leave the data dirty on PM, mark the
  * target degraded and back the worker off exponentially.
  *
  * Data is copied off PM (machine-check safe) into a staging buffer under the
@@ -20,6 +21,8 @@
 #include "dm-fr.h"
 
 #define FR_WB_POLL_MS		100
+#define FR_WB_IDLE_MS		100	/* no write this long: idle */
+#define FR_WB_COLLIDED_MS	250	/* no deferral this long after a collision */
 #define FR_WB_BACKOFF_MIN_MS	100
 #define FR_WB_BACKOFF_MAX_MS	10000
 
@@ -253,8 +256,9 @@ static unsigned int dirty_percent(struct dm_fr *fr)
 }
 
 /*
- * One pass: batches until nothing dirty is left, at most one sweep of the
- * cache, or (watermark mode) until dirty falls under the low watermark.
+ * One pass: batches until nothing dirty is left, as many chunks as were
+ * dirty when it began, at most one cache's worth, or (watermark mode) until
+ * dirty falls under the low watermark.
  *
  * wb_lock is held for each batch, from stage to flush, and by every other
  * writer of cached data to the origin (forced cleaning, cleaner-mode
@@ -268,10 +272,13 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 {
 	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
 				    READ_ONCE(fr->writeback_jobs)) + 2;
+	/* Under steady writes, do not chase what was written after the start. */
+	u64 budget = fr_count_dirty(&fr->cache);
 	u64 written = 0;
 	int r = 0;
 
-	while (max_batches-- && !READ_ONCE(fr->wb_stopped)) {
+	while (max_batches-- && written < budget &&
+	       !READ_ONCE(fr->wb_stopped)) {
 		if (to_low_watermark &&
 		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
 			break;
@@ -297,18 +304,90 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	return 0;
 }
 
+/*
+ * Writes and forced writebacks since the last tick, from the per-CPU
+ * counters: the I/O path pays nothing for the worker's question.
+ */
+static void wb_activity(struct dm_fr *fr, bool *busy, bool *collided)
+{
+	u64 writes = 0, forced = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct fr_stats *s = per_cpu_ptr(fr->stats, cpu);
+
+		writes += READ_ONCE(s->write_hits) + READ_ONCE(s->write_misses);
+		forced += READ_ONCE(s->forced_writebacks);
+	}
+	*busy = writes != fr->wb_seen_writes;
+	*collided = forced != fr->wb_seen_forced;
+	fr->wb_seen_writes = writes;
+	fr->wb_seen_forced = forced;
+}
+
+/*
+ * Whether this tick of the periodic writeback sweeps the whole cache.
+ *
+ * Dirty data on PM is already durable, so writing it back is only about
+ * keeping slots clean for the data that will land on them. While writes keep
+ * arriving and none collides with a dirty chunk, the sweep is put off (at
+ * most writeback_defer ms after the last one): the origin I/O would compete
+ * with the writer and buy nothing yet, and a chunk rewritten meanwhile is
+ * written back once. FR_WB_IDLE_MS without a write, a forced writeback in
+ * the last FR_WB_COLLIDED_MS (the layout needs clean slots: a tick without
+ * one under steady collisions is not the end of them) or the age bound
+ * sweeps at once; the high watermark still applies while deferring
+ * (writeback_work).
+ */
+static bool wb_sweep_due(struct dm_fr *fr)
+{
+	unsigned int defer = READ_ONCE(fr->writeback_defer_ms);
+	unsigned long now = jiffies;
+	bool busy, collided;
+
+	wb_activity(fr, &busy, &collided);
+	if (busy)
+		fr->wb_busy_at = now;
+	if (collided)
+		fr->wb_collided_at = now;
+	return !defer ||
+	       time_before(now, fr->wb_collided_at +
+			   msecs_to_jiffies(FR_WB_COLLIDED_MS)) ||
+	       time_after_eq(now, fr->wb_busy_at +
+			     msecs_to_jiffies(FR_WB_IDLE_MS)) ||
+	       time_after_eq(now, fr->wb_swept_at + msecs_to_jiffies(defer));
+}
+
+/*
+ * The watermark check, at most every FR_WB_POLL_MS when the period is
+ * shorter: counting dirty chunks scans the bitmap.
+ */
+static bool wb_over_high_watermark(struct dm_fr *fr, unsigned int period)
+{
+	if (period && period < FR_WB_POLL_MS &&
+	    time_before(jiffies, fr->wb_polled_at +
+			msecs_to_jiffies(FR_WB_POLL_MS)))
+		return false;
+	fr->wb_polled_at = jiffies;
+	return dirty_percent(fr) >= READ_ONCE(fr->high_watermark);
+}
+
 static void writeback_work(struct work_struct *work)
 {
 	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
 					wb_work);
 	unsigned int period = READ_ONCE(fr->writeback_period_ms);
+	unsigned long start = jiffies;
 	unsigned int delay;
 	int r = 0;
 
-	if (period || READ_ONCE(fr->cleaner))
+	if (READ_ONCE(fr->cleaner) || (period && wb_sweep_due(fr))) {
 		r = writeback_pass(fr, false);
-	else if (dirty_percent(fr) >= READ_ONCE(fr->high_watermark))
+		if (!r)
+			fr->wb_swept_at = start;
+	} else if (wb_over_high_watermark(fr, period)) {
 		r = writeback_pass(fr, true);
+	}
 
 	if (r) {
 		fr->wb_backoff_ms = clamp(fr->wb_backoff_ms * 2,
@@ -392,6 +471,10 @@ void fr_writeback_teardown(struct dm_fr *fr)
 
 void fr_writeback_start(struct dm_fr *fr)
 {
+	fr->wb_swept_at = jiffies;
+	fr->wb_busy_at = jiffies;
+	fr->wb_collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
+	fr->wb_polled_at = jiffies;
 	WRITE_ONCE(fr->wb_stopped, false);
 	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);
 }

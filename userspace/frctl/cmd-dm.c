@@ -113,13 +113,13 @@ static int list_fr_devs(char ***names, int *count)
 /* ---- create ---------------------------------------------------------- */
 
 struct table_opts {
-	long long wb_period, high, low, jobs;	/* -1: kernel default */
+	long long wb_period, wb_defer, high, low, jobs;	/* -1: kernel default */
 	bool cleaner, no_read_fill;
 };
 
 static void table_opts_init(struct table_opts *t)
 {
-	t->wb_period = t->high = t->low = t->jobs = -1;
+	t->wb_period = t->wb_defer = t->high = t->low = t->jobs = -1;
 	t->cleaner = t->no_read_fill = false;
 }
 
@@ -133,6 +133,10 @@ static void table_opts_string(const struct table_opts *t, char *out,
 #define ADD(...) do { o += (size_t)snprintf(args + o, sizeof(args) - o, __VA_ARGS__); } while (0)
 	if (t->wb_period >= 0) {
 		ADD(" writeback_period %lld", t->wb_period);
+		n += 2;
+	}
+	if (t->wb_defer >= 0) {
+		ADD(" writeback_defer %lld", t->wb_defer);
 		n += 2;
 	}
 	if (t->high >= 0) {
@@ -180,6 +184,8 @@ static int table_opt_set(struct table_opts *t, const char *key,
 		return -EINVAL;
 	if (!strcmp(key, "writeback_period") && v <= 3600000)
 		t->wb_period = (long long)v;
+	else if (!strcmp(key, "writeback_defer") && v <= 3600000)
+		t->wb_defer = (long long)v;
 	else if (!strcmp(key, "high_watermark") && v <= 100)
 		t->high = (long long)v;
 	else if (!strcmp(key, "low_watermark") && v <= 100)
@@ -337,6 +343,7 @@ int cmd_create(int argc, char **argv)
 		{ "origin-id", required_argument, NULL, 'I' },
 		{ "uuid", required_argument, NULL, 'U' },
 		{ "writeback-period", required_argument, NULL, 'P' },
+		{ "writeback-defer", required_argument, NULL, 'D' },
 		{ "high-watermark", required_argument, NULL, 'H' },
 		{ "low-watermark", required_argument, NULL, 'L' },
 		{ "writeback-jobs", required_argument, NULL, 'J' },
@@ -391,6 +398,12 @@ int cmd_create(int argc, char **argv)
 					  3600000, &v))
 				return FR_EXIT_USAGE;
 			to.wb_period = (long long)v;
+			break;
+		case 'D':
+			if (parse_opt_u64("--writeback-defer", optarg, 0,
+					  3600000, &v))
+				return FR_EXIT_USAGE;
+			to.wb_defer = (long long)v;
 			break;
 		case 'H':
 			if (parse_opt_u64("--high-watermark", optarg, 0, 100, &v))
