@@ -29,7 +29,7 @@ FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_d
 CONFIG_NAMES = {
     "raw": "raw PM (/dev/pmem0, O_DIRECT)",
     "fr": "dm-fr",
-    "frwb0": "dm-fr, writeback_period 0 (diagnostic)",
+    "frd0": "dm-fr, writeback_defer 0 (FR's every-period writeback; diagnostic)",
     "wc": "dm-writecache (pmem, 4 KiB)",
     "origin": "bare origin",
     "pmfs": "FS on raw PM (no DAX)",
@@ -297,7 +297,7 @@ def main():
         put(f"ref_{kind}_dm_writecache_vs_raw_pm", paired_ratio(perf, B, kind, "wc", "raw"))
         put(f"ref_{kind}_origin_vs_raw_pm", paired_ratio(perf, B, kind, "origin", "raw"))
     for kind in ("qd1_fsync", "2j_fsync", "odirect"):
-        put(f"diag_{kind}_fr_writeback_period0_vs_raw_pm", paired_ratio(perf, B, kind, "frwb0", "raw"))
+        put(f"diag_{kind}_fr_writeback_defer0_vs_raw_pm", paired_ratio(perf, B, kind, "frd0", "raw"))
     put("ref_readmostly_fr_vs_origin", paired_ratio(perf, B, "readmostly", "fr", "origin"))
     put("ref_overflow_seq_fr_vs_origin", paired_ratio(perf, B, "overflow_seq", "fr", "origin"))
     put("ref_overflow_rand_fr_vs_origin", paired_ratio(perf, B, "overflow_rand", "fr", "origin"))
@@ -408,7 +408,7 @@ def main():
 
     tables = {}
     for kind, _, _ in BLOCK_WORKLOADS:
-        tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "fr", "frwb0", "wc", "origin"])
+        tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "fr", "frd0", "wc", "origin"])
     for fs in fss:
         for job, _, _ in FS_JOBS:
             t = cfg_table("fs", job, ["pmfs", "dax", "fr", "wc", "origin"], fs)
@@ -628,8 +628,8 @@ def chart(out, S, fss):
     # Panel 2: block level, throughput relative to raw PM.
     ax = axes[1]
     kinds = ["qd1_fsync", "2j_fsync", "odirect", "randread", "readmostly"]
-    cfgs = ["fr", "frwb0", "wc", "origin"]
-    colors = {"fr": "#1f77b4", "frwb0": "#9ecae1", "wc": "#ff7f0e", "origin": "#7f7f7f",
+    cfgs = ["fr", "frd0", "wc", "origin"]
+    colors = {"fr": "#1f77b4", "frd0": "#9ecae1", "wc": "#ff7f0e", "origin": "#7f7f7f",
               "pmfs": "#2ca02c", "dax": "#98df8a"}
     width = 0.2
     for i, cfg in enumerate(cfgs):
@@ -637,7 +637,7 @@ def chart(out, S, fss):
         for kind in kinds:
             key = {"wc": f"ref_{kind}_dm_writecache_vs_raw_pm",
                    "origin": f"ref_{kind}_origin_vs_raw_pm",
-                   "frwb0": f"diag_{kind}_fr_writeback_period0_vs_raw_pm"}.get(cfg)
+                   "frd0": f"diag_{kind}_fr_writeback_defer0_vs_raw_pm"}.get(cfg)
             if cfg == "fr":
                 key = {"qd1_fsync": "durable_randwrite_qd1_vs_raw_pm",
                        "2j_fsync": "durable_randwrite_2j_vs_raw_pm",

@@ -8,8 +8,11 @@
 # disk (virtio-blk, serial "bench"):
 #   raw     /dev/pmem0 itself, O_DIRECT: the physical limit
 #   fr      dm-fr on /dev/pmem0 in front of the origin (defaults)
-#   frwb0   dm-fr with writeback_period 0 (watermark writeback only): a
-#           diagnostic, to show what the periodic writeback costs
+#   frd0    dm-fr with writeback_defer 0 (First Responder's writeback every
+#           period, busy or not): a diagnostic, to show what deferring it buys
+#   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
+#   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; dml, dm-linear
+#   over the PM)
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
 #   pmfs    (file systems) the file system on /dev/pmem0, no DAX: the limit
@@ -19,7 +22,7 @@
 # BENCH_REPS times.  Every run is verified: block runs read their whole region
 # back and check each block's crc32c header, then a short write+verify run of
 # the same shape catches lost or stale writes; file-system runs check every
-# file after drop_caches, then unmount and fsck.
+# file after a remount, then unmount and fsck.
 #
 # Results: OUTDIR/runs.jsonl (one JSON object per measured run), OUTDIR/fio/
 # (fio's JSON output), OUTDIR/log/ (verification logs), OUTDIR/meta.json.
@@ -117,9 +120,19 @@ mkcfg() {
 	case $cfg in
 	raw|pmfs|dax) DEV=$pm ;;
 	origin) DEV=$orig ;;
-	fr|frwb0)
+	dml)
+		DMNAME=bdml
+		$DMS create bdml --table "0 $(blockdev --getsz "$pm") linear $pm 0" || return 1
+		DEV=$(dmdev bdml)
+		;;
+	fr|frwb0|frd0|fr-p*|fr-d*)
 		local opts=(fresh "$@")
-		[ $cfg = frwb0 ] && opts+=(writeback_period 0)
+		case $cfg in
+		frwb0) opts+=(writeback_period 0) ;;
+		frd0) opts+=(writeback_defer 0) ;;
+		fr-p*) opts+=(writeback_period "${cfg#fr-p}") ;;
+		fr-d*) opts+=(writeback_defer "${cfg#fr-d}") ;;
+		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
 		DEV=$(dmdev bfr)
@@ -243,7 +256,7 @@ blk_run() {
 	case $wl in
 	readmostly) [ $cfg = raw ] && prefill $PM 256 64 ;;
 	randread|overflow_*|halfpm) ;;
-	*) [ $cfg = raw ] && prefill $PM 0 64 ;;
+	*) case $cfg in raw|dml) prefill $PM 0 64 ;; esac ;;
 	esac
 	lap prefill
 	if ! mkcfg "$cfg" "$pm" "$ORIGIN" $LEN_BLK; then
@@ -254,7 +267,7 @@ blk_run() {
 	BENCH_DEV=$DEV
 	if [ "$wl" = randread ]; then
 		fio_ok "$id-prep" "$job" prep || { verify=FAIL why="prep"; }
-		case $cfg in fr|frwb0) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
+		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
 		lap prep
 	fi
 	s0=$(status)
@@ -290,16 +303,16 @@ blk_run() {
 
 # Block workloads: NAME JOBFILE CONFIGS...
 BLOCK_SPECS=(
-	"qd1_fsync randwrite-fsync-qd1 raw fr wc origin frwb0"
+	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc frd0}"
 	"2j_fsync randwrite-fsync-2j raw fr wc"
 	"odirect randwrite-odirect raw fr wc"
-	"randread randread-cached raw fr wc origin"
+	"randread randread-cached raw fr wc"
 	"readmostly readmostly-zipf raw fr wc origin"
 	"halfpm halfpm-randwrite fr"
 )
 # Larger than PM: the caches get a 64 MiB slice of the PM.
 OVERFLOW_SPECS=(
-	"overflow_seq overflow-seq fr wc origin"
+	"overflow_seq overflow-seq fr wc"
 	"overflow_rand overflow-rand fr wc origin"
 )
 BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly halfpm overflow_seq overflow_rand}
@@ -412,18 +425,28 @@ fs_run() {
 		res[$j]="$s0|$s1|$((t1 - t0))"
 		lap $j
 	done
-	# Every job's files, read back from the device.
+	# Every job's files, read back from the device: unmounted and mounted
+	# again, so nothing is read from the page cache.  (Not drop_caches: that
+	# also drops fio's and the tools' own pages, which the guest then reads
+	# back from the host's file system, several seconds per fio under TCG.)
 	sync
-	echo 3 > /proc/sys/vm/drop_caches
+	umount $MNT && mount $mopt "$DEV" $MNT || { verify=FAIL why="$why remount"; }
+	lap remount
 	case " ${jobs[*]} " in *" varmail "*)
 		"$VARMAIL" check $MNT/d/varmail "$OUT/log/$base-varmail.state" > "$OUT/log/$base-varmail-check.log" 2>&1 ||
-			{ verify=FAIL why="$why varmail-check"; } ;;
+			{ verify=FAIL why="$why varmail-check"; }
+		lap vcheck ;;
 	esac
 	# One fio per job file: given several files, fio applies --section to
 	# the first only and runs the others' every section (their writes too).
+	# They run side by side: most of a short fio's time is its start.
+	local pids=() p
 	for c in "${checks[@]}"; do
-		fio_ok "$base-check-$(basename "$c" .fio)" --section=check "$c" ||
-			{ verify=FAIL why="$why check"; }
+		fio_ok "$base-check-$(basename "$c" .fio)" --section=check "$c" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p" || { verify=FAIL why="$why check"; }
 	done
 	lap check
 	umount $MNT || { verify=FAIL why="$why umount"; umount -l $MNT; }
@@ -439,43 +462,32 @@ fs_run() {
 	log "fs $fs $cfg rep $rep: verify $verify${why:+:$why};$STEPS"
 }
 
-# The fsync-heavy jobs (varmail-like, OLTP-like) on every file system: the
-# headline file-system ratios.
+# The fsync-heavy jobs (varmail-like, OLTP-like: the headline file-system
+# ratios) on every file system, followed in the same mount by the streaming
+# job and the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS).
 fs_set() {
-	local rep fs cfg orfs
+	local rep fs cfg orfs jobs
 	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
 	for rep in $(seq 1 "$REPS"); do
 		for fs in $FSLIST; do
+			jobs="varmail oltp"
+			case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
+			case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
 			for cfg in $(rotate $((rep - 1)) pmfs fr wc origin); do
-				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
+				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
 			done
 		done
 	done
 	dm_gone bfsorigin
 }
 
-# The rest of the file-system work, after the headline: the streaming job and
-# the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS), and ext4 -o dax
-# on the fsync-heavy jobs.
+# ext4 -o dax on the PM, on the fsync-heavy jobs (a reference beside pmfs).
 fsext_set() {
-	local rep fs cfg orfs jobs
+	local rep orfs
+	case " $FSLIST " in *" ext4 "*) ;; *) return 0 ;; esac
 	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
 	for rep in $(seq 1 "$REPS"); do
-		for fs in $FSLIST; do
-			jobs=
-			case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
-			case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
-			local cfgs="pmfs fr wc origin"
-			[ -n "$jobs" ] || cfgs=
-			[ $fs = ext4 ] && cfgs="$cfgs dax"
-			for cfg in $(rotate $((rep - 1)) $cfgs); do
-				if [ $cfg = dax ]; then
-					fs_run "$fs" dax "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
-				else
-					fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
-				fi
-			done
-		done
+		fs_run ext4 dax "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
 	done
 	dm_gone bfsorigin
 }

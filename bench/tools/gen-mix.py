@@ -23,8 +23,8 @@ variable):
   mix-run.fio    the timed mix (the measured run)
   mix-check.fio  read every file back and check every block's header
                  (every section is named "check")
-so that one fio process can prepare, or check, this and other job files
-together (fio --section=prep a.fio b.fio ...).
+(fio applies --section to the first job file on its command line only, so
+each file gets a fio process of its own).
 """
 import os
 import random
@@ -32,7 +32,7 @@ import sys
 
 SEED = 20210714          # USENIX ATC'21
 UNIT_KIB = 256
-WINDOW_S = 5.2
+WINDOW_S = 3.5
 FILES = 21
 ACTIVE = 6
 
