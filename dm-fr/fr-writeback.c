@@ -6,8 +6,9 @@
  * The worker runs every writeback_period ms and writes back everything dirty
  * (First Responder's periodic flush), except that while writes keep coming
  * and none collides it defers that, up to writeback_defer ms (wb_sweep_due);
- * with a period of 0 it polls the dirty watermarks instead. Origin errors leave the data dirty on PM, mark the
- * target degraded and back the worker off exponentially.
+ * with a period of 0 it polls the dirty watermarks instead. Origin errors
+ * leave the data dirty on PM, mark the target degraded and back the worker
+ * off exponentially.
  *
  * Data is copied off PM (machine-check safe) into a staging buffer under the
  * slot lock, so the origin gets exactly the version whose tag is cleaned.
