@@ -544,7 +544,8 @@ def write_markdown(out, S, fss):
     L.append("\n## File-system level\n")
     L.append("Each configuration gets a fresh 512 MiB file system (mkfs on the device), then the "
              "jobs run in this order on it; afterwards every job's files are read back from the "
-             "device (drop_caches) and checked, and the file system is unmounted and checked "
+             "device (after an unmount and mount) and checked, and the file system is unmounted "
+             "and checked "
              "(e2fsck -fn, xfs_repair -n, btrfs check --readonly). varmail latencies are per "
              "fsync; fio latencies are per write (oltp: the fdatasync apart).")
     for fs in fss:
@@ -556,7 +557,7 @@ def write_markdown(out, S, fss):
     if d:
         L.append("\n## DRAM and load time of a full PM\n")
         L.append("DRAM = the change of Slab + VmallocUsed + Percpu in /proc/meminfo (after "
-                 "drop_caches) across the table load. Load = the wall time of `dmsetup create` of "
+                 "dropping reclaimable slab) across the table load. Load = the wall time of `dmsetup create` of "
                  "a full PM that was just removed (dm-fr recovers at preresume; dm-writecache "
                  "reads its entries in its constructor and resume); the data is then read back "
                  "through the loaded cache and checked.\n")
