@@ -15,6 +15,7 @@
 #include <linux/llist.h>
 
 #include "fr-core.h"
+#include "fr-fault.h"
 
 #define DM_MSG_PREFIX "fr"
 
@@ -53,7 +54,10 @@ struct fr_extent {
 	u32 buf_off;		/* bytes into the staging buffer */
 };
 
-/* The fr_wb_ops context: a staging buffer and its extents. */
+/*
+ * The fr_wb_ops context: a staging buffer and its extents, sized so that a
+ * batch always fits (no origin I/O under a slot lock).
+ */
 struct fr_stage {
 	struct dm_fr *fr;
 	u8 *buf;
@@ -61,6 +65,14 @@ struct fr_stage {
 	struct fr_extent *ext;
 	u32 nr_ext, max_ext;
 	int error;
+	/* Where the chunk being staged began, to drop it if PM fails. */
+	u64 chunk;
+	size_t chunk_used;
+	u32 chunk_ext, chunk_last_sectors;
+	/* Chunks whose PM data could not be read, and whether victim was. */
+	u32 unreadable;
+	u64 victim;
+	bool victim_unreadable;
 };
 
 struct fr_fill;
@@ -101,13 +113,19 @@ struct dm_fr {
 	struct workqueue_struct *io_wq;
 	struct bio_set bs;
 
-	/* Read fill: a fixed pool of chunk copies, installed by fill_work. */
+	/* Read fill: a fixed pool of chunk buffers, installed by fill_work. */
 	struct fr_fill *fills;
-	void *fill_buf;
 	unsigned int nr_fills;
+	unsigned int fill_order;	/* of each fill's pages */
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
+	/*
+	 * Odd while the origin is written around the cache (a discard, a
+	 * cleaner write-through): fills that overlap that are dropped.
+	 * Changed under wb_lock.
+	 */
+	unsigned int bypass_seq;
 
 	/* Writeback. */
 	struct workqueue_struct *wb_wq;
@@ -125,6 +143,7 @@ struct dm_fr {
 	unsigned long wb_collided_at;	/* ... and a forced writeback */
 	unsigned long wb_polled_at;	/* the last watermark check */
 	bool wb_stopped;		/* suspended or being destroyed */
+	u32 wb_unreadable;		/* skipped by the last pass: PM errors */
 	bool degraded;			/* the last writeback failed */
 
 	struct fr_stats __percpu *stats;

@@ -533,6 +533,11 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		ops->lock(ctx, slot);
 		r = stage_chunk(c, to_pchunk(pos), &snaps[n], ops, ctx);
 		ops->unlock(ctx, slot);
+		if (r == -EHWPOISON) {
+			/* Its data cannot be read from PM: it stays dirty. */
+			pos++;
+			continue;
+		}
 		if (r < 0) {
 			*cursor = pos;
 			return r;

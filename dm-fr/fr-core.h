@@ -228,7 +228,11 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 struct fr_wb_ops {
 	void (*lock)(void *ctx, fr_slot_t slot);
 	void (*unlock)(void *ctx, fr_slot_t slot);
-	/* Copy nr_sectors from PM for origin sector, to be written by submit. */
+	/*
+	 * Copy nr_sectors from PM for origin sector, to be written by submit.
+	 * -EHWPOISON: PM could not be read; the caller has dropped what it
+	 * staged of this chunk, and the chunk is skipped (left dirty).
+	 */
 	int (*stage)(void *ctx, u64 sector, const void *pm_src, u32 nr_sectors);
 	/* Write everything staged to the origin and wait for it. */
 	int (*submit)(void *ctx);
@@ -242,7 +246,10 @@ struct fr_wb_snap {
 	u64 seq;
 };
 
-/* Returns chunks cleaned (>= 0) or the first error of stage/submit/flush. */
+/*
+ * Returns chunks cleaned (>= 0) or the first error of stage/submit/flush;
+ * chunks whose stage failed with -EHWPOISON are skipped, not an error.
+ */
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx);

@@ -8,9 +8,10 @@
  *
  * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
  * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
- * cost nothing. Reads are served from PM, or remapped to the origin; a
- * remapped read of whole chunks leaves a copy for a worker to install on PM
- * after it completes (read fill), so the reader never waits for PM. Only
+ * cost nothing. Reads are served from PM, or go to the origin; a read miss
+ * of whole chunks is read by the target into buffers of its own, copied to
+ * the reader, and installed on PM by a worker afterwards (read fill), so the
+ * reader never waits for PM. Only
  * bios that must wait for origin I/O (a write whose slot holds dirty data to
  * displace, a read that mixes PM and origin data) go to a worker.
  */
@@ -34,10 +35,14 @@
 #define FR_MAX_PERIOD_MS	3600000
 #define FR_RECOVERY_GROUPS	16384
 #define FR_CLEAN_RETRIES	5
+/* Mixed reads: origin reads without the stripe locks before one with them. */
+#define FR_MIXED_READ_TRIES	3
 /* Read fill: chunks in flight between a read's completion and their install. */
 #define FR_FILL_POOL_BYTES	(128 << 10)
 #define FR_FILL_MIN		4
 #define FR_FILL_MAX		BITS_PER_LONG
+/* What a fill read keeps of the reader's flags. */
+#define FR_READ_FLAGS		(REQ_SYNC | REQ_META | REQ_PRIO | REQ_RAHEAD)
 
 /*
  * Every constructed fr target, so that two devices never share a PM or an
@@ -57,15 +62,19 @@ enum fr_io_kind {
 };
 
 /*
- * A chunk a remapped read will bring from the origin: taken from the pool in
- * map (with its stripe's epoch), filled with the data in end_io, installed
- * by fr_fill_work unless its stripe changed in between.
+ * A chunk a read miss brings from the origin into memory of the target's
+ * own: taken from the pool in map (with its stripe's epoch), read by
+ * fr_fill_read(), copied to the reader, then installed by fr_fill_work
+ * unless its stripe changed in between. The reader's pages are never the
+ * source of a fill: its buffer may change under the read (O_DIRECT).
  */
 struct fr_fill {
 	struct llist_node node;
 	struct fr_fill *next;		/* the bio's next fill */
 	fr_ochunk_t key;
 	u32 epoch;
+	unsigned int bypass_seq;	/* fr->bypass_seq at map */
+	struct page *page;		/* 2^order pages, chunk-sized */
 	void *data;
 };
 
@@ -74,8 +83,8 @@ struct fr_io {
 	struct work_struct work;
 	struct dm_fr *fr;
 	enum fr_io_kind kind;
-	struct fr_fill *fills;		/* remapped reads only */
-	struct bvec_iter fill_iter;	/* the data, once the read completed */
+	struct fr_fill *fills;		/* fill reads only */
+	struct bvec_iter fill_iter;	/* the fill read's data */
 };
 
 /* The stripes a bio's chunks map to (one, most of the time). */
@@ -207,7 +216,8 @@ static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
 			if (!in_pm)
 				bio_advance_iter(bio, &iter,
 						 (j - i) << SECTOR_SHIFT);
-			else if (fr_copy_to_bio(bio, &iter, (const u8 *)hit.data +
+			else if (fr_fault_pm_read(from_pchunk(hit.pchunk)) ||
+				 fr_copy_to_bio(bio, &iter, (const u8 *)hit.data +
 						((size_t)i << SECTOR_SHIFT),
 						(size_t)(j - i) << SECTOR_SHIFT))
 				return -EIO;
@@ -298,6 +308,8 @@ static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
 		r = fr_writeback_from(fr, res.victim);
+		if (r == -EHWPOISON)
+			break;	/* its data is unreadable: it cannot make room */
 		if (r < 0) {
 			/* The origin refuses: the data stays on PM; retry. */
 			if (++tries > FR_CLEAN_RETRIES)
@@ -328,15 +340,49 @@ static blk_status_t fr_read_origin(struct dm_fr *fr, struct bio *bio)
 	return status;
 }
 
+/* Sum of the epochs of a locked range: it moves iff any of them moved. */
+static u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
+{
+	unsigned int i;
+	u64 sum = 0;
+
+	if (ls->single >= 0)
+		return fr->stripes[ls->single].epoch;
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+		sum += fr->stripes[i].epoch;
+	return sum;
+}
+
+/*
+ * A read of sectors some of which PM holds: read the origin into the bio,
+ * then copy what PM holds over it. The origin read runs without the stripe
+ * locks, so writes to these chunks do not wait for it: if the stripes'
+ * epochs did not move meanwhile, PM lost nothing it held (only writes and
+ * discards drop copies, and both bump the epoch; writeback only writes to
+ * the origin what PM still holds), so the overlay makes the result current.
+ * If they moved, read again; the last try holds the locks across the read.
+ */
 static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 {
 	struct fr_lockset ls;
-	u64 first, last;
+	unsigned int tries;
+	u64 first, last, epoch;
 
 	bio_chunks(fr, bio, &first, &last);
-	/* Hold the range so writeback cannot move data between the two. */
-	fr_lock_range(fr, first, last, &ls);
-	bio->bi_status = fr_read_origin(fr, bio);
+	for (tries = 1;; tries++) {
+		bool hold = tries == FR_MIXED_READ_TRIES;
+
+		fr_lock_range(fr, first, last, &ls);
+		epoch = fr_range_epoch(fr, &ls);
+		if (!hold)
+			fr_unlock_range(fr, &ls, false);
+		bio->bi_status = fr_read_origin(fr, bio);
+		if (!hold)
+			fr_lock_range(fr, first, last, &ls);
+		if (bio->bi_status || hold || fr_range_epoch(fr, &ls) == epoch)
+			break;
+		fr_unlock_range(fr, &ls, false);
+	}
 	if (!bio->bi_status && fr_read_from_pm(fr, bio))
 		fr_fail_pm(fr, bio);
 	fr_unlock_range(fr, &ls, false);
@@ -346,10 +392,13 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 /*
  * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
  * still durable when acknowledged). wb_lock keeps writeback batches out
- * (docs/protocol.md, "Required serialization") and the range locks keep PM
- * from taking a copy of these chunks until the origin has the data; the
- * epoch bump at unlock stops fills that read the origin before. If PM came
- * to hold part of the range since map, the write goes to PM after all.
+ * (docs/protocol.md, "Required serialization"); bypass_seq is odd while the
+ * origin write is in flight, so no fill that overlaps it is installed (a
+ * fill may have read the data from before it). The stripe locks are held
+ * only to check that PM holds none of the range: a write to PM that races
+ * with the write-through is as unordered as any two concurrent writes. If
+ * PM came to hold part of the range since map, the write goes to PM after
+ * all.
  */
 static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 {
@@ -370,12 +419,14 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 		fr_deferred_write(fr, bio);
 		return;
 	}
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+	fr_unlock_range(fr, &ls, false);
 	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
 	clone->bi_opf = REQ_OP_WRITE | REQ_FUA | (bio->bi_opf & REQ_SYNC);
 	submit_bio_wait(clone);
 	bio->bi_status = clone->bi_status;
 	bio_put(clone);
-	fr_unlock_range(fr, &ls, true);
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	mutex_unlock(&fr->wb_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, last - first + 1);
@@ -386,6 +437,14 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
  * Drop what the discard covers from PM, then pass it to the origin and wait,
  * all under wb_lock: a discard still in flight when a newer write of the
  * same chunk is written back and cleaned could land after it.
+ *
+ * A read while the origin discard is in flight may return the data from
+ * before it, and a fill of that would outlive the discard. bypass_seq is
+ * odd from before the PM copies are dropped until the origin completed, and
+ * a fill is installed only if it saw the same even value at map as at
+ * install (fr_fill_work): any fill that overlapped a discard is dropped.
+ * The stripe locks order the bump before the drop against the installs.
+ * (One sequence for discards and write-through: both hold wb_lock.)
  */
 static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 {
@@ -397,6 +456,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	u64 pos, end = sector + nr;
 
 	mutex_lock(&fr->wb_lock);
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
 		/* Larger than the cache: walk the slots instead. */
 		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
@@ -428,6 +488,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 		bio->bi_status = clone->bi_status;
 		bio_put(clone);
 	}
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	mutex_unlock(&fr->wb_lock);
 	bio_endio(bio);
 }
@@ -474,38 +535,114 @@ static void fr_fill_put(struct dm_fr *fr, struct fr_fill *f)
 }
 
 /*
- * Take a fill for every chunk the read covers whole, whose slot has clean
- * room, with the epoch of its stripe (locked by the caller): a change to
- * the stripe before the install means the origin data may be stale.
+ * Plan a read miss (stripes locked by the caller): the leading run of
+ * chunks the bio covers whole and whose slots have clean room is read into
+ * fill buffers, each with its stripe's epoch (a change before the install
+ * means the data may be stale). Returns how many sectors from the bio's
+ * start take that path (io->fills set) or, with no fill, are remapped: the
+ * sectors before the first fillable chunk, or all of them. dm core
+ * resubmits the rest (dm_accept_partial_bio).
  */
-static void fr_fill_prepare(struct dm_fr *fr, struct bio *bio,
-			    struct fr_io *io)
+static u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	struct fr_fill **tail = &io->fills;
-	u64 first, last, k;
+	u64 first, last, k, run_end = sector;
 
 	bio_chunks(fr, bio, &first, &last);
 	for (k = first; k <= last; k++) {
 		fr_ochunk_t key = to_ochunk(k);
 		u64 start = fr_first_sector(g, key);
+		u64 len = hweight64(fr_chunk_mask(g, key));
 		struct fr_fill *f;
 
-		if (start < bio->bi_iter.bi_sector ||
-		    start + hweight64(fr_chunk_mask(g, key)) > bio_end_sector(bio) ||
-		    !fr_can_fill(&fr->cache, key))
+		if (start < sector || start + len > end ||
+		    !fr_can_fill(&fr->cache, key)) {
+			if (io->fills)
+				break;
 			continue;
+		}
+		if (!io->fills && start > sector)
+			return start - sector;
 		f = fr_fill_get(fr);
 		if (!f)
 			break;
 		f->key = key;
 		f->epoch = fr_stripe_of(fr, fr_slot_of(g, key))->epoch;
+		f->bypass_seq = READ_ONCE(fr->bypass_seq);
 		f->next = NULL;
 		*tail = f;
 		tail = &f->next;
+		run_end = start + len;
 	}
-	if (io->fills)
-		io->fill_iter = bio->bi_iter;
+	return io->fills ? run_end - sector : end - sector;
+}
+
+static void fr_fill_read_done(struct bio *fbio);
+
+/*
+ * Read the planned chunks from the origin into the fills' own pages; the
+ * reader gets a copy of them at completion (fr_fill_read_done).
+ */
+static void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	unsigned short nr_vecs = 0;
+	struct fr_fill *f;
+	struct bio *fbio;
+
+	for (f = io->fills; f; f = f->next)
+		nr_vecs += DIV_ROUND_UP(hweight64(fr_chunk_mask(g, f->key)) <<
+					SECTOR_SHIFT, PAGE_SIZE);
+	fbio = bio_alloc_bioset(fr->origin->bdev, nr_vecs,
+				REQ_OP_READ | (bio->bi_opf & FR_READ_FLAGS),
+				GFP_NOIO, &fr->bs);
+	fbio->bi_iter.bi_sector = bio->bi_iter.bi_sector;
+	for (f = io->fills; f; f = f->next) {
+		size_t left = hweight64(fr_chunk_mask(g, f->key)) << SECTOR_SHIFT;
+		struct page *page = f->page;
+
+		while (left) {
+			size_t n = min_t(size_t, left, PAGE_SIZE);
+
+			__bio_add_page(fbio, page++, n, 0);
+			left -= n;
+		}
+	}
+	fbio->bi_end_io = fr_fill_read_done;
+	fbio->bi_private = io;
+	io->fill_iter = fbio->bi_iter;
+	submit_bio_noacct(fbio);
+}
+
+/*
+ * A fill read completed (any context): give the reader its copy, then hand
+ * the chunks to the worker for PM, so the reader never waits for PM.
+ */
+static void fr_fill_read_done(struct bio *fbio)
+{
+	struct fr_io *io = fbio->bi_private;
+	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
+	struct dm_fr *fr = io->fr;
+	struct bvec_iter dst = bio->bi_iter, src = io->fill_iter;
+	struct fr_fill *f = io->fills, *next;
+
+	io->fills = NULL;
+	bio->bi_status = fbio->bi_status;
+	if (!bio->bi_status)
+		bio_copy_data_iter(bio, &dst, fbio, &src);
+	bio_put(fbio);
+	for (; f; f = next) {
+		next = f->next;
+		if (bio->bi_status)
+			fr_fill_put(fr, f);
+		else
+			llist_add(&f->node, &fr->fills_ready);
+	}
+	if (!bio->bi_status)
+		queue_work(fr->io_wq, &fr->fill_work);
+	bio_endio(bio);
 }
 
 static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
@@ -515,6 +652,7 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	u64 first, last, hits = 0, misses = 0;
 	bool any_held = false, all_held = true;
 	struct fr_lockset ls;
+	u32 take;
 
 	bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
@@ -537,80 +675,39 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		}
 		sector += cnt;
 	}
-	fr_stat_add(fr, read_hits, hits);
-	fr_stat_add(fr, read_misses, misses);
 
 	if (all_held) {
 		if (fr_read_from_pm(fr, bio))
 			fr_fail_pm(fr, bio);
 		fr_unlock_range(fr, &ls, false);
+		fr_stat_add(fr, read_hits, hits);
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (any_held) {
 		fr_unlock_range(fr, &ls, false);
+		fr_stat_add(fr, read_hits, hits);
+		fr_stat_add(fr, read_misses, misses);
 		fr_queue_io(fr, io, FR_IO_READ_MIXED);
 		return DM_MAPIO_SUBMITTED;
 	}
+	take = bio_sectors(bio);
 	if (fr->read_fill && !READ_ONCE(fr->cleaner))
-		fr_fill_prepare(fr, bio, io);
+		take = fr_fill_plan(fr, bio, io);
 	fr_unlock_range(fr, &ls, false);
+	if (take < bio_sectors(bio)) {
+		/* Count only what this part covers: the rest comes back. */
+		dm_accept_partial_bio(bio, take);
+		bio_chunks(fr, bio, &first, &last);
+		misses = last - first + 1;
+	}
+	fr_stat_add(fr, read_misses, misses);
+	if (io->fills) {
+		fr_fill_read(fr, bio, io);
+		return DM_MAPIO_SUBMITTED;
+	}
 	bio_set_dev(bio, fr->origin->bdev);
 	return DM_MAPIO_REMAPPED;
-}
-
-/* Copy bytes out of the bio at *iter, advancing it. */
-static void fr_copy_from_bio(struct bio *bio, struct bvec_iter *iter,
-			     void *dst, size_t len)
-{
-	while (len) {
-		struct bio_vec bv = bio_iter_iovec(bio, *iter);
-		size_t n = min_t(size_t, bv.bv_len, len);
-
-		bv.bv_len = n;
-		memcpy_from_bvec(dst, &bv);
-		dst += n;
-		len -= n;
-		bio_advance_iter_single(bio, iter, n);
-	}
-}
-
-/*
- * A remapped read completed: keep a copy of the chunks to fill and let the
- * worker install them. Runs in the completion's context (no sleeping); the
- * bio completes at once.
- */
-static int fr_end_io(struct dm_target *ti, struct bio *bio,
-		     blk_status_t *error)
-{
-	struct dm_fr *fr = ti->private;
-	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
-	const struct fr_geometry *g = &fr->cache.geo;
-	struct fr_fill *f = io->fills, *next;
-	struct bvec_iter iter = io->fill_iter;
-	u64 pos = iter.bi_sector;
-	bool queued = false;
-
-	io->fills = NULL;
-	for (; f; f = next) {
-		u64 start = fr_first_sector(g, f->key);
-
-		next = f->next;
-		if (*error) {
-			fr_fill_put(fr, f);
-			continue;
-		}
-		bio_advance_iter(bio, &iter, (start - pos) << SECTOR_SHIFT);
-		fr_copy_from_bio(bio, &iter, f->data,
-				 hweight64(fr_chunk_mask(g, f->key)) <<
-				 SECTOR_SHIFT);
-		pos = iter.bi_sector;
-		llist_add(&f->node, &fr->fills_ready);
-		queued = true;
-	}
-	if (queued)
-		queue_work(fr->io_wq, &fr->fill_work);
-	return DM_ENDIO_DONE;
 }
 
 static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)
@@ -636,7 +733,9 @@ static void fr_fill_work(struct work_struct *work)
 		 * origin's makes no other fill in flight stale.
 		 */
 		mutex_lock(&st->lock);
-		if (st->epoch == f->epoch && !READ_ONCE(fr->cleaner))
+		if (st->epoch == f->epoch && !(f->bypass_seq & 1) &&
+		    f->bypass_seq == READ_ONCE(fr->bypass_seq) &&
+		    !READ_ONCE(fr->cleaner))
 			r = fr_fill(&fr->cache, f->key, fr_fill_payload, f->data);
 		mutex_unlock(&st->lock);
 		if (r < 0)
@@ -1010,15 +1109,33 @@ static int fr_fill_setup(struct dm_fr *fr)
 
 	fr->nr_fills = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
 			       FR_FILL_MIN, FR_FILL_MAX);
+	fr->fill_order = get_order(chunk_bytes);
 	fr->fills = kcalloc(fr->nr_fills, sizeof(*fr->fills), GFP_KERNEL);
-	fr->fill_buf = kvmalloc_array(fr->nr_fills, chunk_bytes, GFP_KERNEL);
-	if (!fr->fills || !fr->fill_buf)
+	if (!fr->fills)
 		return -ENOMEM;
-	for (i = 0; i < fr->nr_fills; i++)
-		fr->fills[i].data = fr->fill_buf + i * chunk_bytes;
+	for (i = 0; i < fr->nr_fills; i++) {
+		struct page *page = alloc_pages(GFP_KERNEL, fr->fill_order);
+
+		if (!page)
+			return -ENOMEM;
+		fr->fills[i].page = page;
+		fr->fills[i].data = page_address(page);
+	}
 	init_llist_head(&fr->fills_ready);
 	INIT_WORK(&fr->fill_work, fr_fill_work);
 	return 0;
+}
+
+static void fr_fill_teardown(struct dm_fr *fr)
+{
+	unsigned int i;
+
+	if (!fr->fills)
+		return;
+	for (i = 0; i < fr->nr_fills; i++)
+		if (fr->fills[i].page)
+			__free_pages(fr->fills[i].page, fr->fill_order);
+	kfree(fr->fills);
 }
 
 static void fr_free(struct dm_fr *fr)
@@ -1034,8 +1151,7 @@ static void fr_free(struct dm_fr *fr)
 		destroy_workqueue(fr->io_wq);
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
-	kvfree(fr->fill_buf);
-	kfree(fr->fills);
+	fr_fill_teardown(fr);
 	kvfree(fr->stripes);
 	kvfree(fr->valid_bits);
 	kvfree(fr->dirty_bits);
@@ -1170,6 +1286,24 @@ static void fr_dtr(struct dm_target *ti)
 	fr_free(ti->private);
 }
 
+/*
+ * Writeback stops at its next batch boundary as soon as a suspend begins:
+ * device-mapper waits for a running message (a flush) before postsuspend,
+ * and a flush must not hold a suspend up for its whole length.
+ */
+static void fr_presuspend(struct dm_target *ti)
+{
+	struct dm_fr *fr = ti->private;
+
+	WRITE_ONCE(fr->wb_stopped, true);
+}
+
+static void fr_presuspend_undo(struct dm_target *ti)
+{
+	fr_writeback_start(ti->private);
+}
+
+/* No origin write of cached data after this, and no deferred bio. */
 static void fr_postsuspend(struct dm_target *ti)
 {
 	struct dm_fr *fr = ti->private;
@@ -1229,14 +1363,15 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		fr_sum_stats(fr, &s);
-		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u",
+		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u",
 		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
 		       g->chunk_sectors, g->nr_chunks,
 		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
 		       s.read_hits, s.read_misses, s.write_hits, s.write_misses,
 		       s.forced_writebacks, s.writeback_rounds,
 		       s.chunks_written_back, s.origin_errors, s.pm_errors,
-		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0);
+		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0,
+		       READ_ONCE(fr->wb_unreadable));
 		break;
 	case STATUSTYPE_TABLE:
 		n += fr->arg_chunk_size ? 2 : 0;
@@ -1290,7 +1425,9 @@ static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv,
 	}
 	r = fr_writeback_all(fr);
 	if (r == -EBUSY)
-		*why = "the device is suspended";
+		*why = "the device is suspended, or was suspended during the flush";
+	else if (r == -EHWPOISON)
+		*why = "the data of the dirty chunks left cannot be read from PM (status: unreadable)";
 	else if (r)
 		*why = "the origin failed a writeback";
 	return r;
@@ -1436,12 +1573,13 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 2, 0},
+	.version = {1, 3, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
 	.map = fr_map,
-	.end_io = fr_end_io,
+	.presuspend = fr_presuspend,
+	.presuspend_undo = fr_presuspend_undo,
 	.postsuspend = fr_postsuspend,
 	.preresume = fr_preresume,
 	.resume = fr_resume,

@@ -12,6 +12,9 @@
  *
  * Data is copied off PM (machine-check safe) into a staging buffer under the
  * slot lock, so the origin gets exactly the version whose tag is cleaned.
+ * The buffer holds a whole batch, so no origin I/O happens under a slot
+ * lock. A chunk whose PM data cannot be read is skipped and stays dirty
+ * (pm_errors, and the status field unreadable); the batch goes on.
  */
 #include <linux/blkdev.h>
 #include <linux/sort.h>
@@ -130,28 +133,50 @@ static int stage_write(struct fr_stage *st)
 	return sub.status ? -EIO : 0;
 }
 
+/* Forget what was staged of the current chunk (its PM data failed). */
+static void stage_drop_chunk(struct fr_stage *st)
+{
+	st->buf_used = st->chunk_used;
+	st->nr_ext = st->chunk_ext;
+	if (st->nr_ext)
+		st->ext[st->nr_ext - 1].nr_sectors = st->chunk_last_sectors;
+}
+
 static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		      u32 nr_sectors)
 {
 	struct fr_stage *st = ctx;
+	struct dm_fr *fr = st->fr;
+	const struct fr_geometry *g = &fr->cache.geo;
 	size_t bytes = (size_t)nr_sectors << SECTOR_SHIFT;
+	u64 chunk = ((const u8 *)pm_src - fr->cache.data) >>
+		    (g->chunk_shift + SECTOR_SHIFT);
 	struct fr_extent *last;
-	int r;
 
 	if (st->error)
 		return st->error;
-	if (st->buf_used + bytes > st->buf_size || st->nr_ext == st->max_ext) {
-		/* Full: write out early; durability still waits for flush. */
-		r = stage_write(st);
-		if (r) {
-			st->error = r;
-			return r;
-		}
+	if (chunk != st->chunk) {
+		st->chunk = chunk;
+		st->chunk_used = st->buf_used;
+		st->chunk_ext = st->nr_ext;
+		st->chunk_last_sectors = st->nr_ext ?
+					 st->ext[st->nr_ext - 1].nr_sectors : 0;
 	}
-	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes)) {
-		fr_stat_add(st->fr, pm_errors, 1);
-		st->error = -EIO;
-		return -EIO;
+	/* Sized for a whole batch (fr_writeback_set_jobs): cannot fill. */
+	if (WARN_ON_ONCE(st->buf_used + bytes > st->buf_size ||
+			 st->nr_ext == st->max_ext)) {
+		st->error = -EOVERFLOW;
+		return st->error;
+	}
+	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes) ||
+	    fr_fault_pm_read(chunk)) {
+		/* The chunk stays dirty on PM; the batch goes on. */
+		stage_drop_chunk(st);
+		st->unreadable++;
+		if (chunk == st->victim)
+			st->victim_unreadable = true;
+		fr_stat_add(fr, pm_errors, 1);
+		return -EHWPOISON;
 	}
 	last = st->nr_ext ? &st->ext[st->nr_ext - 1] : NULL;
 	if (last && last->sector + last->nr_sectors == sector &&
@@ -198,6 +223,10 @@ static void stage_reset(struct fr_stage *st)
 	st->buf_used = 0;
 	st->nr_ext = 0;
 	st->error = 0;
+	st->chunk = U64_MAX;
+	st->unreadable = 0;
+	st->victim = U64_MAX;
+	st->victim_unreadable = false;
 }
 
 int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
@@ -229,17 +258,21 @@ void fr_stage_exit(struct fr_stage *st)
 
 /*
  * For a write that must displace the dirty chunk victim: one batch from it
- * on. The caller holds no slot lock (the batch takes them).
+ * on. The caller holds no slot lock (the batch takes them). -EHWPOISON if
+ * the victim's data cannot be read from PM: it cannot be displaced.
  */
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
 {
 	u64 cursor = from_pchunk(victim);
+	bool unreadable;
 	int r;
 
 	mutex_lock(&fr->wb_lock);
 	stage_reset(&fr->wb_stage);
+	fr->wb_stage.victim = from_pchunk(victim);
 	r = fr_writeback(&fr->cache, &cursor, fr->writeback_jobs, fr->wb_snaps,
 			 &fr_wb_ops, &fr->wb_stage);
+	unreadable = fr->wb_stage.victim_unreadable;
 	mutex_unlock(&fr->wb_lock);
 	if (r < 0) {
 		fr_stat_add(fr, origin_errors, 1);
@@ -247,7 +280,7 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
 		return r;
 	}
 	fr_stat_add(fr, chunks_written_back, r);
-	return 0;
+	return unreadable ? -EHWPOISON : 0;
 }
 
 static unsigned int dirty_percent(struct dm_fr *fr)
@@ -293,8 +326,14 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 			WRITE_ONCE(fr->degraded, true);
 			return r;
 		}
-		if (!r)
+		if (!r) {
+			/*
+			 * The batch went round every dirty chunk and could
+			 * stage none: what it skipped is all that is left.
+			 */
+			WRITE_ONCE(fr->wb_unreadable, fr->wb_stage.unreadable);
 			break;
+		}
 		fr_stat_add(fr, chunks_written_back, r);
 		written += r;
 		cond_resched();
@@ -420,6 +459,12 @@ int fr_writeback_all(struct dm_fr *fr)
 		r = writeback_pass(fr, false);
 	} while (!r && fr_count_dirty(&fr->cache) &&
 		 fr_count_dirty(&fr->cache) < before);
+	/* Suspended meanwhile: the pass stopped at a batch boundary. */
+	if (!r && READ_ONCE(fr->wb_stopped))
+		r = -EBUSY;
+	/* What is left dirty cannot be read from PM: say so, do not spin. */
+	else if (!r && fr_count_dirty(&fr->cache) && READ_ONCE(fr->wb_unreadable))
+		r = -EHWPOISON;
 	mutex_unlock(&fr->flush_lock);
 	return r;
 }
@@ -434,7 +479,9 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
 	if (!snaps)
 		return -ENOMEM;
-	r = fr_stage_init(&st, fr, jobs * chunk_bytes, jobs * 2 + 16);
+	/* A chunk stages at most one extent per two sectors. */
+	r = fr_stage_init(&st, fr, jobs * chunk_bytes,
+			  jobs * DIV_ROUND_UP(fr->cache.geo.chunk_sectors, 2));
 	if (r) {
 		kvfree(snaps);
 		return r;
@@ -480,10 +527,17 @@ void fr_writeback_start(struct dm_fr *fr)
 	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);
 }
 
+/*
+ * No origin write of cached data after this returns: the periodic worker is
+ * cancelled, and a flush message in progress (which checks wb_stopped
+ * between batches) has finished its batch and returned.
+ */
 void fr_writeback_stop(struct dm_fr *fr)
 {
 	WRITE_ONCE(fr->wb_stopped, true);
 	cancel_delayed_work_sync(&fr->wb_work);
+	mutex_lock(&fr->flush_lock);
+	mutex_unlock(&fr->flush_lock);
 }
 
 void fr_writeback_kick(struct dm_fr *fr)

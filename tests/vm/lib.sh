@@ -175,8 +175,9 @@ dmesg_check() {
 
 # ---------------------------------------------------------------- the module
 
-# fr_load: load dm-mod and what dm-fr.ko depends on, then insmod the freshly
-# built dm-fr.ko; the "fr" target must then be registered.
+# fr_load [PARAMS]: load dm-mod and what dm-fr.ko depends on, then insmod the
+# freshly built dm-fr.ko ($FR_KO: set FR_KO=$FR_KO_FAULT for the fault
+# injection build); the "fr" target must then be registered.
 fr_load() {
 	local dep
 	[ -e "$FR_KO" ] || fail "$FR_KO is missing (make module)"
@@ -338,6 +339,17 @@ scratch_dev() {
 	dev=$(losetup -f --show --sector-size "${2:-512}" "$f") || fail "losetup $f failed"
 	on_cleanup losetup -d "$dev"
 	echo "$dev"
+}
+
+# guest_tool NAME: build tests/vm/tools/NAME.c into $FR_TMP (once per case)
+# and print the program's path.  The guest shares the host's compiler.
+guest_tool() {
+	local src=$FR_TOP/tests/vm/tools/$1.c bin=$FR_TMP/tools/$1
+	if [ ! -x "$bin" ]; then
+		mkdir -p "$FR_TMP/tools"
+		cc -O2 -Wall -pthread -o "$bin" "$src" >&2 || fail "cannot build $src"
+	fi
+	echo "$bin"
 }
 
 # ---------------------------------------------------------------- device mapper
@@ -530,11 +542,14 @@ vm_check_tools() {
 	export PATH
 }
 
-# vm_module VERSION: build dm-fr.ko for that kernel from the current dm-fr/
-# sources, in a private copy (tests/out/build-VERSION/; the work tree's own
-# dm-fr/dm-fr.ko may be for another kernel), and print its path.
+# vm_module VERSION [fault]: build dm-fr.ko for that kernel from the current
+# dm-fr/ sources, in a private copy (tests/out/build-VERSION/; the work tree's
+# own dm-fr/dm-fr.ko may be for another kernel), and print its path.  With
+# "fault", the test-only build with PM fault injection (dm-fr/fr-fault.h), in
+# tests/out/build-VERSION-fault/.
 vm_module() {
-	local ver=$1 b=$FR_TOP/tests/out/build-$1 f
+	local ver=$1 b=$FR_TOP/tests/out/build-$1${2:+-$2} f mk=
+	[ "${2:-}" != fault ] || mk=FR_FAULT_INJECT=1
 	mkdir -p "$b" || return 1
 	(
 		flock 9
@@ -545,7 +560,7 @@ vm_module() {
 			case ${f##*/} in *.mod.c) continue ;; esac
 			cmp -s "$f" "$b/${f##*/}" || cp -p "$f" "$b/"
 		done
-		make -s -C "/lib/modules/$ver/build" M="$b" modules 2>&1 |
+		make -s -C "/lib/modules/$ver/build" M="$b" $mk modules 2>&1 |
 			grep -v '^Skipping BTF generation' >&2
 		[ "${PIPESTATUS[0]}" = 0 ]
 	) 9> "$b/.lock" || { echo "dm-fr does not build for $ver" >&2; return 1; }

@@ -164,6 +164,9 @@ struct fr_status {
 	u64 pm_errors;
 	u64 read_fills;
 	u64 cleaner;
+	/* Target 1.3 and later; has_unreadable is false for older targets. */
+	u64 unreadable;
+	bool has_unreadable;
 	unsigned int extra_fields;	/* appended fields this frctl ignores */
 };
 

@@ -60,6 +60,11 @@ int status_parse(const char *line, struct fr_status *st)
 		    parse_u64(tok, fields[i]))
 			return -EINVAL;
 	}
+	if (!next_token(&p, tok, sizeof(tok))) {
+		if (parse_u64(tok, &st->unreadable))
+			return -EINVAL;
+		st->has_unreadable = true;
+	}
 	while (!next_token(&p, tok, sizeof(tok)))
 		st->extra_fields++;
 	if (!st->chunk_sectors || st->chunks_valid > st->chunks_total ||
@@ -159,6 +164,8 @@ struct json_object *status_json(const char *name, const char *uuid,
 	add_u64(o, "read_fills", st->read_fills);
 	json_object_object_add(o, "cleaner",
 			       json_object_new_boolean(st->cleaner != 0));
+	if (st->has_unreadable)
+		add_u64(o, "unreadable_chunks", st->unreadable);
 	if (rate >= 0) {
 		add_u64(o, "writeback_bytes_per_second", (u64)rate);
 		add_pct(o, "sample_interval_seconds", interval);
@@ -213,4 +220,7 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 	fprintf(f, "  errors:    origin %llu, pm %llu\n",
 		(unsigned long long)st->origin_errors,
 		(unsigned long long)st->pm_errors);
+	if (st->unreadable)
+		fprintf(f, "  unreadable: %llu dirty chunks cannot be read from PM: they stay dirty and are never written back (the origin keeps older data for them), reads of them fail; rewriting or discarding them whole replaces them\n",
+			(unsigned long long)st->unreadable);
 }

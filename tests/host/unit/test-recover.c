@@ -282,9 +282,14 @@ static u32 nstaged, stage_used, flushes;
 
 static void nolock(void *ctx, fr_slot_t s) { (void)ctx; (void)s; }
 
+/* Origin sector whose PM data t_stage reports unreadable (none: ~0). */
+static u64 poisoned_sector = ~0ULL;
+
 static int t_stage(void *ctx, u64 sector, const void *src, u32 nr)
 {
 	(void)ctx;
+	if (poisoned_sector >= sector && poisoned_sector < sector + nr)
+		return -EHWPOISON;
 	memcpy(stage_buf + stage_used * 512, src, nr * 512);
 	staged[nstaged].sector = sector;
 	staged[nstaged].nr = nr;
@@ -345,6 +350,45 @@ TEST(write_refusals_change_nothing)
 	/* within one region, two chunks: fine */
 	CHECK_EQ(fr_write(&im.c, 4, 8, fill_byte, &v, &res), 0);
 	CHECK_EQ(res.chunks, 2);
+	img_free(&im);
+}
+
+/*
+ * A chunk whose PM data cannot be staged is skipped: it stays dirty, the
+ * rest of the batch is written back and cleaned, and a batch that finds
+ * nothing else stageable returns 0 instead of an error.
+ */
+TEST(writeback_skips_unreadable_chunk)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct img im;
+	u8 a = 0x5a, b = 0xa5;
+	u64 cursor = 0;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	memset(origin_mem, 0, sizeof(origin_mem));
+	nstaged = stage_used = 0;
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 8, 8, fill_byte, &b, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	poisoned_sector = 3;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 1);
+	CHECK_EQ(origin_mem[8 * 512], 0xa5);
+	CHECK_EQ(origin_mem[0], 0);
+	/* Only the unreadable chunk is left: nothing to do, no error. */
+	cursor = 0;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 0);
+	CHECK_EQ(fr_count_dirty(&im.c), 1);
+	/* Readable again (say the media error was cleared): it drains. */
+	poisoned_sector = ~0ULL;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
+	CHECK_EQ(origin_mem[7 * 512 + 511], 0x5a);
+	/* Leave the fake origin as the other tests expect it. */
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
 	img_free(&im);
 }
 

@@ -73,8 +73,12 @@ static void test_status(void)
 	      st.writeback_rounds == 7 && st.chunks_written_back == 4096 &&
 	      st.origin_errors == 0 && st.pm_errors == 0 &&
 	      st.read_fills == 10 && st.cleaner == 0 && !st.extra_fields);
+	CHECK(!st.has_unreadable && !st.unreadable);
 	snprintf(line, sizeof(line), "%s 5 6", good);
-	CHECK(!status_parse(line, &st) && st.extra_fields == 2);
+	CHECK(!status_parse(line, &st) && st.has_unreadable &&
+	      st.unreadable == 5 && st.extra_fields == 1);
+	snprintf(line, sizeof(line), "%s 5x", good);
+	CHECK(status_parse(line, &st) == -EINVAL);
 	CHECK(status_parse("ok 8 1 2 3", &st) == -EINVAL);
 	CHECK(status_parse("ok 8 130048 1024 512 1000 200 300 100 3 7 4096 0 0 10 x", &st) == -EINVAL);
 	CHECK(status_parse("ok 8 130048 1024 512 1000 200 300 100 3 7 4096 0 0 10 1x", &st) == -EINVAL);
