@@ -338,6 +338,8 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		written += r;
 		cond_resched();
 	}
+	if (!fr_count_dirty(&fr->cache))
+		WRITE_ONCE(fr->wb_unreadable, 0);
 	if (written)
 		fr_stat_add(fr, writeback_rounds, 1);
 	WRITE_ONCE(fr->degraded, false);
