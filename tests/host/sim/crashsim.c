@@ -43,6 +43,27 @@
 
 struct sim S;
 
+/* What each geometry saw (states, next_seq range): shown after a run. */
+#define MAX_CFGS 8
+static struct {
+	u64 states, seq_lo, seq_hi;
+	bool used;
+} cfg_seen[MAX_CFGS];
+
+static u32 cfg_index(void);
+
+static void cfg_seen_seq(void)
+{
+	u64 seq = (u64)atomic64_read(&S.c.next_seq);
+	u32 ci = cfg_index();
+
+	if (!cfg_seen[ci].used || seq < cfg_seen[ci].seq_lo)
+		cfg_seen[ci].seq_lo = seq;
+	if (!cfg_seen[ci].used || seq > cfg_seen[ci].seq_hi)
+		cfg_seen[ci].seq_hi = seq;
+	cfg_seen[ci].used = true;
+}
+
 /*
  * crashsim.c is compiled once and linked twice: with the real core
  * (crashsim) and with the core's broken variants (crashsim-mut, which links
@@ -612,6 +633,7 @@ static void check_state(const struct simpm_epoch *ep, const u8 *a, u32 norg,
 
 	S.state_bad = false;
 	S.states++;
+	cfg_seen[cfg_index()].states++;
 	S.cs_ep = ep;
 	S.cs_assign = a;
 	S.cs_norg = norg;
@@ -905,6 +927,7 @@ static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
 	(void)arg;
 	if (S.exclusive)
 		return;
+	S.lock_checks++;
 	if (off < g->tags_offset) {
 		violation("PM store to the superblock (+%llu) outside format and recovery",
 			  (unsigned long long)off);
@@ -1485,6 +1508,7 @@ static void end_of_op(const char *what)
 	crash_point(what);
 	S.quiescent = false;
 	live_check();
+	cfg_seen_seq();
 }
 
 static void exec_op(const struct op *op)
@@ -1793,6 +1817,13 @@ static const struct cfg cfgs[] = {
 	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4 },
 	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16) },
 };
+
+_Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
+
+static u32 cfg_index(void)
+{
+	return (u32)(S.cfg - cfgs);
+}
 
 #define MAX_ALPHA 28
 #define MAX_SCEN 8
@@ -2196,6 +2227,8 @@ static void usage(void)
 static void reset_counters(void)
 {
 	S.states = S.points = S.violations = S.violating_states = 0;
+	S.lock_checks = 0;
+	memset(cfg_seen, 0, sizeof(cfg_seen));
 	S.first_violation[0] = 0;
 	memset(S.fig3, 0, sizeof(S.fig3));
 	dfs_ops = 0;
@@ -2367,7 +2400,18 @@ int main(int argc, char **argv)
 	printf("coverage:");
 	for (i = 0; i < F_NR; i++)
 		printf(" %s=%llu", fig3_names[i], (unsigned long long)S.fig3[i]);
-	printf("\n%llu crash points, %.1fs\n", (unsigned long long)S.points,
+	printf("\n");
+	for (i = 0; i < ARRAY_LEN(cfgs); i++)
+		if (cfg_seen[i].used)
+			printf("geometry %-18s %2u-sector chunks, %2u slots, regions of %u: %8llu crash states, next_seq %#llx..%#llx\n",
+			       cfgs[i].name, cfgs[i].chunk_sectors,
+			       cfgs[i].chunks / 2, cfgs[i].region,
+			       (unsigned long long)cfg_seen[i].states,
+			       (unsigned long long)cfg_seen[i].seq_lo,
+			       (unsigned long long)cfg_seen[i].seq_hi);
+	printf("lock check: %llu PM stores outside recovery checked for their slot's lock\n",
+	       (unsigned long long)S.lock_checks);
+	printf("%llu crash points, %.1fs\n", (unsigned long long)S.points,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	world_free();
 	if (S.violating_states && S.print_violations == 0)

@@ -124,6 +124,7 @@ struct sim {
 	struct simorigin org;
 	u8 *locked;			/* per slot: who holds its lock */
 	bool exclusive;			/* the whole cache (recovery) */
+	u64 lock_checks;		/* PM stores whose slot lock was checked */
 
 	/* reference model */
 	u32 *cur;			/* per sector: op id last acknowledged */
