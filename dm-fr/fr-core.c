@@ -14,6 +14,9 @@
  *   3. multi-chunk only: clear INCOMPLETE on every member;
  *   4. drop the superseded copy of k in O, if there was one.
  * Only step 2 (or 3) changes what a reader sees, in one atomic word per chunk.
+ * fr_write() runs them as write_evict(), write_prepare(), write_commit(),
+ * write_complete() and write_drop_old(); writeback and recovery are split
+ * the same way, one function per step (wb_finish(), wb_clear()) or pass.
  */
 #include "fr-core.h"
 
