@@ -158,10 +158,6 @@ static inline struct fr_stripe *fr_stripe_of(struct dm_fr *fr, fr_slot_t s)
 }
 
 /* fr-writeback.c */
-extern const struct fr_wb_ops fr_wb_ops;
-int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
-		  u32 max_ext);
-void fr_stage_exit(struct fr_stage *st);
 int fr_writeback_setup(struct dm_fr *fr);
 void fr_writeback_teardown(struct dm_fr *fr);
 void fr_writeback_start(struct dm_fr *fr);

@@ -14,11 +14,21 @@
  *   3. multi-chunk only: clear INCOMPLETE on every member;
  *   4. drop the superseded copy of k in O, if there was one.
  * Only step 2 (or 3) changes what a reader sees, in one atomic word per chunk.
+ * fr_write() runs them as write_evict(), write_prepare(), write_commit(),
+ * write_complete() and write_drop_old(); writeback and recovery are split
+ * the same way, one function per step (wb_finish(), wb_clear()) or pass.
  */
 #include "fr-core.h"
 
-#ifdef FR_MUTATION
-enum fr_mutation fr_mutation;
+/*
+ * Each step below is called through FR_STEP(), a plain call here. The host
+ * tests' mutant build (tests/host/sim/mutants.c) includes this file with its
+ * own FR_STEP(), which swaps a step for a broken variant to show that the
+ * crash simulator catches it; as XFS_TEST_ERROR() is a no-op in libxfs, the
+ * hooks cost nothing outside that build.
+ */
+#ifndef FR_STEP
+#define FR_STEP(step, ...) step(__VA_ARGS__)
 #endif
 
 static inline u64 tag_commit(const struct fr_cache *c, fr_pchunk_t p)
@@ -67,11 +77,10 @@ static inline fr_pchunk_t buddy(fr_pchunk_t p)
 	return to_pchunk(from_pchunk(p) ^ 1);
 }
 
+/* Sectors [first, first + count) of a chunk; count >= 1. */
 static u64 sector_mask(u32 first, u32 count)
 {
-	u64 m = count >= 64 ? ~0ULL : (1ULL << count) - 1;
-
-	return m << first;
+	return GENMASK_ULL(first + count - 1, first);
 }
 
 /* Next run of set bits in mask at or after bit *pos: [*pos, end). */
@@ -167,151 +176,213 @@ static int copy_sectors(void *dst, const void *src, u64 mask)
 	return 0;
 }
 
-/* Broken variant FR_MUT_IN_PLACE: overwrite the cached copy where it is. */
-static int write_in_place(struct fr_cache *c, fr_pchunk_t h, u32 off, u32 cnt,
-			  fr_payload_fn payload, void *arg)
+/* Clear N on chunk p, if it is valid and has it: p is no longer the newer. */
+static void drop_new_flag(struct fr_cache *c, fr_pchunk_t p)
 {
-	payload(arg, (u8 *)fr_chunk_data(c, h) + ((size_t)off << FR_SECTOR_SHIFT),
-		cnt);
-	fr_pm_store8(&c->tags[from_pchunk(h)].sectors,
-		     tag_sectors(c, h) | sector_mask(off, cnt));
-	set_commit(c, h, tag_commit(c, h) | FR_TAG_DIRTY);
+	u64 commit = tag_commit(c, p);
+
+	if ((commit & FR_TAG_VALID) && (commit & FR_TAG_NEW))
+		set_commit(c, p, commit & ~(u64)FR_TAG_NEW);
+}
+
+/* One write, as planned and then carried out step by step. */
+struct write_op {
+	struct fr_cache *c;
+	u64 sector, end;		/* the sectors [sector, end) */
+	u64 first, last;		/* the origin chunks they cover */
+	u64 seq;
+	u8 flags;			/* of the new copies' commit words */
+	bool group;			/* a multi-chunk write */
+	bool evict;			/* a clean chunk must make room */
+	bool superseded;		/* an older copy must be dropped */
+	fr_payload_fn payload;
+	void *arg;
+	struct fr_write_result *res;
+};
+
+static fr_slot_t write_slot(const struct write_op *w, u64 k)
+{
+	return fr_slot_of(&w->c->geo, to_ochunk(k));
+}
+
+/* The sectors of chunk k that w writes: cnt of them from off on. */
+static void write_span(const struct write_op *w, u64 k, u32 *off, u32 *cnt)
+{
+	const struct fr_geometry *g = &w->c->geo;
+	u64 first = fr_first_sector(g, to_ochunk(k));
+	u64 from = max(w->sector, first);
+	u64 to = min(w->end, first + g->chunk_sectors);
+
+	*off = from - first;
+	*cnt = to - from;
+}
+
+/*
+ * Plan every slot before changing anything: FR_NEED_CLEAN (naming the
+ * victim) if a dirty chunk is in the way, else 0.
+ */
+static int write_plan(struct write_op *w)
+{
+	fr_pchunk_t victim;
+	u64 k;
+
+	w->group = w->first != w->last;
+	w->flags = FR_TAG_VALID | FR_TAG_NEW | FR_TAG_DIRTY |
+		   (w->group ? FR_TAG_INCOMPLETE : 0);
+	for (k = w->first; k <= w->last; k++) {
+		enum plan p = plan_slot(w->c, to_ochunk(k), &victim);
+
+		if (p == PLAN_NEED_CLEAN) {
+			w->res->victim = victim;
+			return FR_NEED_CLEAN;
+		}
+		w->evict |= p == PLAN_EVICT;
+	}
+	return 0;
+}
+
+/* Step 0: displace the clean chunks in the way; durable before reuse. */
+static void write_evict(struct write_op *w)
+{
+	fr_pchunk_t victim;
+	u64 k;
+
+	for (k = w->first; k <= w->last; k++) {
+		if (plan_slot(w->c, to_ochunk(k), &victim) == PLAN_EVICT) {
+			set_commit(w->c, victim, 0);
+			w->res->evictions++;
+		}
+	}
+	fr_pm_fence();
+}
+
+/*
+ * Step 1 for chunk k, into its slot's free chunk f: N off the other chunk;
+ * the old copy's sectors that the write does not cover, the payload, and
+ * f's seq and sector words.
+ */
+static int prepare_chunk(struct write_op *w, u64 k, fr_pchunk_t f)
+{
+	struct fr_cache *c = w->c;
+	fr_pchunk_t o = buddy(f);
+	u8 *dst = fr_chunk_data(c, f);
+	u64 held = 0, mask;
+	u32 off, cnt;
+	int r;
+
+	write_span(w, k, &off, &cnt);
+	mask = FR_STEP(sector_mask, off, cnt);
+	if (commit_holds(tag_commit(c, o), to_ochunk(k))) {
+		held = tag_sectors(c, o);
+		w->res->hits++;
+		w->superseded = true;
+	}
+	FR_STEP(drop_new_flag, c, o);
+	if (held & ~mask) {
+		r = copy_sectors(dst, fr_chunk_data(c, o), held & ~mask);
+		if (r)
+			return r;
+	}
+	w->payload(w->arg, dst + ((size_t)off << FR_SECTOR_SHIFT), cnt);
+	fr_pm_store8(&c->tags[from_pchunk(f)].seq, w->seq);
+	fr_pm_store8(&c->tags[from_pchunk(f)].sectors, held | mask);
+	w->res->chunks++;
+	return 0;
+}
+
+/* Step 1: every chunk's new copy placed, durable before any commit. */
+static int write_prepare(struct write_op *w)
+{
+	u64 k;
+	int r;
+
+	w->seq = (u64)atomic64_inc_return(&w->c->next_seq);
+	for (k = w->first; k <= w->last; k++) {
+		r = prepare_chunk(w, k, free_chunk(w->c, write_slot(w, k)));
+		if (r)
+			return r;
+	}
 	fr_pm_fence();
 	return 0;
+}
+
+/* Step 2: commit. From here on each chunk reads as the new data. */
+static void write_commit(struct write_op *w)
+{
+	u64 k;
+
+	for (k = w->first; k <= w->last; k++)
+		set_commit(w->c, free_chunk(w->c, write_slot(w, k)),
+			   fr_commit_word(k, w->flags));
+	fr_pm_fence();
+}
+
+/* The chunk holding k's copy written by w (its slot's other may too). */
+static fr_pchunk_t written_chunk(const struct write_op *w, u64 k)
+{
+	return chunk_with_seq(w->c, write_slot(w, k), to_ochunk(k), w->seq);
+}
+
+/* Step 3, multi-chunk only: the group is complete once every member is. */
+static void write_complete(struct write_op *w)
+{
+	u64 k;
+
+	for (k = w->first; k <= w->last; k++) {
+		fr_pchunk_t f = written_chunk(w, k);
+
+		set_commit(w->c, f, tag_commit(w->c, f) &
+				    ~(u64)FR_TAG_INCOMPLETE);
+	}
+	fr_pm_fence();
+}
+
+/* Step 4: drop the superseded copies. */
+static void write_drop_old(struct write_op *w)
+{
+	u64 k;
+
+	for (k = w->first; k <= w->last; k++) {
+		fr_pchunk_t o = buddy(written_chunk(w, k));
+
+		if (commit_holds(tag_commit(w->c, o), to_ochunk(k)))
+			set_commit(w->c, o, 0);
+	}
+	fr_pm_fence();
 }
 
 int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	     fr_payload_fn payload, void *arg, struct fr_write_result *res)
 {
 	const struct fr_geometry *g = &c->geo;
-	u64 first, last, k, seq, s, left;
-	fr_pchunk_t victim;
-	bool group, evict = false, superseded = false;
-	u8 flags;
+	struct write_op w = {
+		.c = c, .sector = sector, .end = sector + nr_sectors,
+		.payload = payload, .arg = arg, .res = res,
+	};
 	int r;
 
 	memset(res, 0, sizeof(*res));
 	if (!nr_sectors || sector >= g->origin_sectors ||
 	    nr_sectors > g->origin_sectors - sector)
 		return -EINVAL;
-	first = sector >> g->chunk_shift;
-	last = (sector + nr_sectors - 1) >> g->chunk_shift;
-	if (first >> g->region_shift != last >> g->region_shift)
+	w.first = sector >> g->chunk_shift;
+	w.last = (w.end - 1) >> g->chunk_shift;
+	if (w.first >> g->region_shift != w.last >> g->region_shift)
 		return -EINVAL;
-	group = first != last && !FR_MUTANT(FR_MUT_NO_GROUP_FLAG);
 
-	/* Plan every slot before changing anything. */
-	for (k = first; k <= last; k++) {
-		enum plan p = plan_slot(c, to_ochunk(k), &victim);
-
-		if (p == PLAN_NEED_CLEAN) {
-			res->victim = victim;
-			return FR_NEED_CLEAN;
-		}
-		evict |= p == PLAN_EVICT;
-	}
-
-	/* Step 0: displace clean chunks; durable before their reuse. */
-	if (evict) {
-		for (k = first; k <= last; k++) {
-			if (plan_slot(c, to_ochunk(k), &victim) == PLAN_EVICT) {
-				set_commit(c, victim, 0);
-				res->evictions++;
-			}
-		}
-		if (!FR_MUTANT(FR_MUT_EVICT_NO_FENCE))
-			fr_pm_fence();
-	}
-
-	seq = (u64)atomic64_inc_return(&c->next_seq);
-	flags = FR_TAG_VALID | FR_TAG_NEW | FR_TAG_DIRTY |
-		(group ? FR_TAG_INCOMPLETE : 0);
-
-	/* Step 1: the new copy's data and tag words; N off the other chunk. */
-	s = sector;
-	left = nr_sectors;
-	for (k = first; k <= last; k++) {
-		fr_ochunk_t key = to_ochunk(k);
-		fr_slot_t slot = fr_slot_of(g, key);
-		fr_pchunk_t f = free_chunk(c, slot), o = buddy(f);
-		u64 oc = tag_commit(c, o), held = 0, mask;
-		u32 off = s - fr_first_sector(g, key);
-		u32 cnt = left < g->chunk_sectors - off ? left :
-			  g->chunk_sectors - off;
-		bool hit = commit_holds(oc, key);
-
-		if (hit && !group && FR_MUTANT(FR_MUT_IN_PLACE))
-			return write_in_place(c, o, off, cnt, payload, arg);
-
-		mask = sector_mask(off, cnt);
-		if (hit) {
-			held = tag_sectors(c, o);
-			res->hits++;
-			superseded = true;
-		}
-		if ((oc & FR_TAG_VALID) && (oc & FR_TAG_NEW) &&
-		    !(hit && FR_MUTANT(FR_MUT_KEEP_NEW_FLAG)))
-			set_commit(c, o, oc & ~(u64)FR_TAG_NEW);
-		if (held & ~mask) {
-			r = copy_sectors(fr_chunk_data(c, f),
-					 fr_chunk_data(c, o), held & ~mask);
-			if (r)
-				return r;
-		}
-		if (FR_MUTANT(FR_MUT_COMMIT_BEFORE_DATA))
-			set_commit(c, f, fr_commit_word(k, flags));
-		payload(arg, (u8 *)fr_chunk_data(c, f) +
-			     ((size_t)off << FR_SECTOR_SHIFT), cnt);
-		fr_pm_store8(&c->tags[from_pchunk(f)].seq, seq);
-		fr_pm_store8(&c->tags[from_pchunk(f)].sectors, held | mask);
-		res->chunks++;
-		s += cnt;
-		left -= cnt;
-	}
-	if (!FR_MUTANT(FR_MUT_NO_DATA_FENCE))
-		fr_pm_fence();
-
-	/* Step 2: commit. From here on each chunk reads as the new data. */
-	for (k = first; k <= last; k++) {
-		fr_slot_t slot = fr_slot_of(g, to_ochunk(k));
-		fr_pchunk_t f;
-
-		if (FR_MUTANT(FR_MUT_INVALIDATE_OLD_FIRST)) {
-			f = free_chunk(c, slot);
-			if (commit_holds(tag_commit(c, buddy(f)), to_ochunk(k)))
-				set_commit(c, buddy(f), 0);
-		}
-		if (FR_MUTANT(FR_MUT_COMMIT_BEFORE_DATA))
-			continue;
-		set_commit(c, free_chunk(c, slot), fr_commit_word(k, flags));
-	}
-	fr_pm_fence();
-
-	/* Step 3: a multi-chunk write is complete once every member is. */
-	if (group) {
-		for (k = first; k <= last; k++) {
-			fr_slot_t slot = fr_slot_of(g, to_ochunk(k));
-			fr_pchunk_t f = chunk_with_seq(c, slot, to_ochunk(k),
-						       seq);
-
-			set_commit(c, f, tag_commit(c, f) &
-					 ~(u64)FR_TAG_INCOMPLETE);
-		}
-		fr_pm_fence();
-	}
-
-	/* Step 4: drop the superseded copies. */
-	if (superseded) {
-		for (k = first; k <= last; k++) {
-			fr_slot_t slot = fr_slot_of(g, to_ochunk(k));
-			fr_pchunk_t f = chunk_with_seq(c, slot, to_ochunk(k),
-						       seq);
-
-			if (commit_holds(tag_commit(c, buddy(f)), to_ochunk(k)))
-				set_commit(c, buddy(f), 0);
-		}
-		fr_pm_fence();
-	}
+	r = FR_STEP(write_plan, &w);
+	if (r)
+		return r;
+	if (w.evict)
+		FR_STEP(write_evict, &w);
+	r = FR_STEP(write_prepare, &w);
+	if (r)
+		return r;
+	FR_STEP(write_commit, &w);
+	if (w.group)
+		FR_STEP(write_complete, &w);
+	if (w.superseded)
+		FR_STEP(write_drop_old, &w);
 	return 0;
 }
 
@@ -338,9 +409,9 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 {
 	const struct fr_geometry *g = &c->geo;
 	fr_slot_t s = fr_slot_of(g, key);
-	fr_pchunk_t f, o, victim;
+	fr_pchunk_t f, victim;
 	struct fr_hit hit;
-	u64 oc, mask, seq;
+	u64 mask, seq;
 
 	if (from_ochunk(key) >= g->origin_chunks || fr_lookup(c, key, &hit))
 		return 0;
@@ -355,10 +426,7 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 		break;
 	}
 	f = free_chunk(c, s);
-	o = buddy(f);
-	oc = tag_commit(c, o);
-	if ((oc & FR_TAG_VALID) && (oc & FR_TAG_NEW))
-		set_commit(c, o, oc & ~(u64)FR_TAG_NEW);
+	FR_STEP(drop_new_flag, c, buddy(f));
 	mask = fr_chunk_mask(g, key);
 	seq = (u64)atomic64_inc_return(&c->next_seq);
 	payload(arg, fr_chunk_data(c, f), hweight64(mask));
@@ -499,11 +567,38 @@ static bool clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
 	return true;
 }
 
-static int write_out(const struct fr_wb_ops *ops, void *ctx)
+/* Step 4: under each slot's lock, clear dirty where nothing changed. */
+static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
+		    const struct fr_wb_ops *ops, void *ctx)
+{
+	int cleaned = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
+
+		ops->lock(ctx, slot);
+		cleaned += FR_STEP(clear_dirty, c, &snaps[i]);
+		ops->unlock(ctx, slot);
+	}
+	fr_pm_fence();
+	return cleaned;
+}
+
+/*
+ * Steps 2 and 3, then 4: the origin must hold the data durably before PM
+ * may forget it.
+ */
+static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
+		     u32 n, const struct fr_wb_ops *ops, void *ctx)
 {
 	int r = ops->submit(ctx);
 
-	return r ? r : ops->flush(ctx);
+	if (!r)
+		r = ops->flush(ctx);
+	if (r)
+		return r;
+	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
 }
 
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
@@ -513,7 +608,7 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
 	u64 pos = start;
 	bool wrapped = false;
-	u32 n = 0, i, cleaned = 0;
+	u32 n = 0;
 	int r;
 
 	while (n < max) {
@@ -549,34 +644,19 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 	if (!n)
 		return 0;
 
-	if (FR_MUTANT(FR_MUT_CLEAN_BEFORE_FLUSH)) {
-		for (i = 0; i < n; i++)
-			clear_dirty(c, &snaps[i]);
-		fr_pm_fence();
-	}
-	/* The origin must hold the data durably before PM may forget it. */
-	r = write_out(ops, ctx);
-	if (r)
-		return r;
-	for (i = 0; i < n; i++) {
-		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
-
-		ops->lock(ctx, slot);
-		cleaned += clear_dirty(c, &snaps[i]);
-		ops->unlock(ctx, slot);
-	}
-	fr_pm_fence();
-	return cleaned;
+	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
 }
+
+/* bitmap_weight() counts up to UINT_MAX bits; a cache has up to 2^33. */
+#define FR_WEIGHT_STEP	(1U << 31)
 
 static u64 count_bits(const unsigned long *bits, u64 nbits)
 {
-	u64 i, n = 0;
+	u64 n = 0, done;
 
-	for (i = 0; i < nbits / BITS_PER_LONG; i++)
-		n += hweight64(bits[i]);
-	for (i = nbits & ~(u64)(BITS_PER_LONG - 1); i < nbits; i++)
-		n += test_bit(i, bits);
+	for (done = 0; done < nbits; done += FR_WEIGHT_STEP)
+		n += bitmap_weight(bits + done / BITS_PER_LONG,
+				   min_t(u64, nbits - done, FR_WEIGHT_STEP));
 	return n;
 }
 
@@ -609,7 +689,6 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 	r = fr_sb_decode(&sb, pm_bytes, &c->geo, why);
 	if (r)
 		return r;
-	c->pm = pm;
 	c->sb = pm;
 	c->tags = (struct fr_tag_disk *)((u8 *)pm + c->geo.tags_offset);
 	c->data = (u8 *)pm + c->geo.data_offset;
@@ -665,6 +744,9 @@ int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
  * mapping to this slot, an empty or out-of-range sector mask, two copies of
  * one key with the same N flag, or an unreadable line).
  *
+ * Four passes over the tags: scan (read-only), judge the interrupted groups,
+ * settle their members, then each slot on its own.
+ *
  * An INCOMPLETE member belongs to an interrupted multi-chunk write (its seq
  * names the group). Members are committed with INCOMPLETE only after every
  * member's data was durable, and INCOMPLETE is cleared only after every
@@ -673,11 +755,6 @@ int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
  * acknowledged and the members are dropped (roll back), which uncovers the
  * older copies still kept in their slots.
  */
-struct tag_read {
-	u64 commit, seq, sectors;
-	bool valid, corrupt, unreadable;
-};
-
 const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 			   u64 commit, u64 sectors)
 {
@@ -699,7 +776,7 @@ const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 }
 
 static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
-		     struct tag_read *t)
+		     struct fr_tag_read *t)
 {
 	const struct fr_tag_disk *d = &c->tags[from_pchunk(p)];
 
@@ -708,21 +785,15 @@ static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 	    fr_pm_load8(&d->seq, &t->seq) ||
 	    fr_pm_load8(&d->sectors, &t->sectors)) {
 		t->unreadable = true;
-		t->corrupt = true;
+		t->problem = "unreadable";
 		return;
 	}
-	if (!(t->commit & FR_TAG_VALID))
-		return;
-	if (fr_tag_problem(&c->geo, p, t->commit, t->sectors)) {
-		t->corrupt = true;
-		return;
-	}
-	t->valid = true;
+	t->problem = fr_tag_problem(&c->geo, p, t->commit, t->sectors);
+	t->valid = (t->commit & FR_TAG_VALID) && !t->problem;
 }
 
-/* Read both tags of a slot and apply the pair rule. */
-static void read_slot(const struct fr_cache *c, fr_slot_t s,
-		      struct tag_read t[2])
+void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
+		  struct fr_tag_read t[2])
 {
 	read_tag(c, slot_chunk(s, 0), &t[0]);
 	read_tag(c, slot_chunk(s, 1), &t[1]);
@@ -733,24 +804,48 @@ static void read_slot(const struct fr_cache *c, fr_slot_t s,
 		unsigned int older = t[0].seq < t[1].seq ? 0 : 1;
 
 		t[older].valid = false;
-		t[older].corrupt = true;
+		t[older].problem =
+			"older of two copies of one key with the same N flag";
 	}
 }
 
-static struct fr_group_scratch *find_group(struct fr_group_scratch *gs,
-					   u32 n, u64 seq)
+/* One run of fr_recover(): its inputs, the groups found, the report. */
+struct recovery {
+	struct fr_cache *c;
+	enum fr_recover_mode mode;
+	bool store;			/* not FR_RECOVER_CHECK */
+	struct fr_group_scratch *groups;
+	u32 max_groups, ngroups;
+	struct fr_recovery_report *rep;
+};
+
+static struct fr_group_scratch *find_group(const struct recovery *rv, u64 seq)
 {
 	u32 i;
 
-	for (i = 0; i < n; i++)
-		if (gs[i].seq == seq)
-			return &gs[i];
+	for (i = 0; i < rv->ngroups; i++)
+		if (rv->groups[i].seq == seq)
+			return &rv->groups[i];
 	return NULL;
 }
 
+/* A new interrupted group, named by its seq; NULL if the scratch is full. */
+static struct fr_group_scratch *add_group(struct recovery *rv, u64 seq)
+{
+	struct fr_group_scratch *grp;
+
+	if (rv->ngroups == rv->max_groups)
+		return NULL;
+	grp = &rv->groups[rv->ngroups++];
+	grp->seq = seq;
+	grp->members = 0;
+	grp->committed = 0;
+	return grp;
+}
+
 /* The commit word a valid tag has once its group is resolved. */
-static u64 resolved_commit(const struct tag_read *t,
-			   struct fr_group_scratch *gs, u32 ngroups)
+static u64 resolved_commit(const struct recovery *rv,
+			   const struct fr_tag_read *t)
 {
 	struct fr_group_scratch *grp;
 
@@ -758,32 +853,26 @@ static u64 resolved_commit(const struct tag_read *t,
 		return 0;
 	if (!(t->commit & FR_TAG_INCOMPLETE))
 		return t->commit;
-	grp = find_group(gs, ngroups, t->seq);
-	if (grp && (grp->committed || FR_MUTANT(FR_MUT_RECOVER_FORWARD)))
+	grp = find_group(rv, t->seq);
+	if (grp && grp->committed)
 		return t->commit & ~(u64)FR_TAG_INCOMPLETE;
 	return 0;
 }
 
-int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
-	       struct fr_group_scratch *scratch, u32 scratch_len,
-	       struct fr_recovery_report *rep, const char **why)
+/* Pass 1, read-only: corrupt tags, interrupted groups, the highest seq. */
+static int recover_scan(struct recovery *rv, const char **why)
 {
-	const struct fr_geometry *g = &c->geo;
-	bool store = mode != FR_RECOVER_CHECK;
-	struct tag_read t[2];
-	u32 ngroups = 0, i;
+	struct fr_recovery_report *rep = rv->rep;
+	struct fr_tag_read t[2];
+	u32 i;
 	u64 s;
 
-	memset(rep, 0, sizeof(*rep));
-	rep->first_corrupt = ~0ULL;
-
-	/* Pass 1, read-only: corrupt tags, interrupted groups, highest seq. */
-	for (s = 0; s < g->nr_slots; s++) {
-		read_slot(c, to_slot(s), t);
+	for (s = 0; s < rv->c->geo.nr_slots; s++) {
+		fr_read_slot(rv->c, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
 			struct fr_group_scratch *grp;
 
-			if (t[i].corrupt) {
+			if (t[i].problem) {
 				rep->corrupt_tags++;
 				rep->unreadable_tags += t[i].unreadable;
 				if (rep->first_corrupt == ~0ULL)
@@ -792,92 +881,98 @@ int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 			}
 			if (!t[i].valid)
 				continue;
-			if (t[i].seq > rep->max_seq)
-				rep->max_seq = t[i].seq;
+			rep->max_seq = max(rep->max_seq, t[i].seq);
 			if (!(t[i].commit & FR_TAG_INCOMPLETE))
 				continue;
-			grp = find_group(scratch, ngroups, t[i].seq);
+			grp = find_group(rv, t[i].seq);
+			if (!grp)
+				grp = FR_STEP(add_group, rv, t[i].seq);
 			if (!grp) {
-				if (ngroups == scratch_len) {
-					*why = "too many interrupted multi-chunk writes on PM";
-					return -E2BIG;
-				}
-				grp = &scratch[ngroups++];
-				grp->seq = t[i].seq;
-				grp->members = 0;
-				grp->committed = 0;
+				*why = "too many interrupted multi-chunk writes on PM";
+				return -E2BIG;
 			}
 			grp->members++;
 		}
 	}
-	if (rep->corrupt_tags && mode == FR_RECOVER_APPLY) {
+	if (rep->corrupt_tags && rv->mode == FR_RECOVER_APPLY) {
 		*why = "corrupt tags on PM (run frctl check)";
 		return -EUCLEAN;
 	}
+	return 0;
+}
 
-	/* Pass 2: a group with a committed member was wholly committed. */
-	if (ngroups) {
-		for (s = 0; s < g->nr_slots; s++) {
-			read_slot(c, to_slot(s), t);
-			for (i = 0; i < 2; i++) {
-				struct fr_group_scratch *grp;
+/* Pass 2: a group with a committed member was wholly committed. */
+static void recover_judge_groups(struct recovery *rv)
+{
+	struct fr_tag_read t[2];
+	u32 i;
+	u64 s;
 
-				if (!t[i].valid ||
-				    (t[i].commit & FR_TAG_INCOMPLETE))
-					continue;
-				grp = find_group(scratch, ngroups, t[i].seq);
-				if (grp)
-					grp->committed++;
-			}
-		}
-		for (i = 0; i < ngroups; i++) {
-			if (scratch[i].committed ||
-			    FR_MUTANT(FR_MUT_RECOVER_FORWARD))
-				rep->groups_rolled_forward++;
-			else
-				rep->groups_rolled_back++;
-		}
-	}
-
-	/* Pass 3: settle every member of an interrupted group. */
-	if (ngroups) {
-		for (s = 0; s < g->nr_slots; s++) {
-			read_slot(c, to_slot(s), t);
-			for (i = 0; i < 2; i++) {
-				u64 rc;
-
-				if (!t[i].valid ||
-				    !(t[i].commit & FR_TAG_INCOMPLETE))
-					continue;
-				rc = resolved_commit(&t[i], scratch, ngroups);
-				if (!rc)
-					rep->members_rolled_back++;
-				if (store) {
-					set_commit(c, slot_chunk(to_slot(s), i),
-						   rc);
-					rep->stores++;
-				}
-			}
-		}
-		if (store)
-			fr_pm_fence();
-	}
-
-	/*
-	 * Pass 4: per slot, drop a copy superseded by a newer one of the same
-	 * key, clear corrupt tags when repairing, and rebuild the bitmaps.
-	 */
-	for (s = 0; s < g->nr_slots; s++) {
-		u64 rc[2];
-
-		read_slot(c, to_slot(s), t);
+	for (s = 0; s < rv->c->geo.nr_slots; s++) {
+		fr_read_slot(rv->c, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
-			fr_pchunk_t p = slot_chunk(to_slot(s), i);
+			struct fr_group_scratch *grp;
 
-			rc[i] = resolved_commit(&t[i], scratch, ngroups);
-			if (t[i].corrupt && mode == FR_RECOVER_REPAIR) {
-				fr_pm_store8(&c->tags[from_pchunk(p)].commit,
-					     0);
+			if (!t[i].valid || (t[i].commit & FR_TAG_INCOMPLETE))
+				continue;
+			grp = find_group(rv, t[i].seq);
+			if (grp)
+				grp->committed++;
+		}
+	}
+	for (i = 0; i < rv->ngroups; i++) {
+		if (rv->groups[i].committed)
+			rv->rep->groups_rolled_forward++;
+		else
+			rv->rep->groups_rolled_back++;
+	}
+}
+
+/* Pass 3: settle every member of an interrupted group. */
+static void recover_settle_groups(struct recovery *rv)
+{
+	struct fr_tag_read t[2];
+	u32 i;
+	u64 s;
+
+	for (s = 0; s < rv->c->geo.nr_slots; s++) {
+		fr_read_slot(rv->c, to_slot(s), t);
+		for (i = 0; i < 2; i++) {
+			u64 rc;
+
+			if (!t[i].valid || !(t[i].commit & FR_TAG_INCOMPLETE))
+				continue;
+			rc = resolved_commit(rv, &t[i]);
+			if (!rc)
+				rv->rep->members_rolled_back++;
+			if (rv->store) {
+				set_commit(rv->c, slot_chunk(to_slot(s), i), rc);
+				rv->rep->stores++;
+			}
+		}
+	}
+	if (rv->store)
+		fr_pm_fence();
+}
+
+/*
+ * Pass 4, per slot: drop a copy superseded by a newer one of the same key,
+ * clear corrupt tags when repairing, and rebuild the bitmaps.
+ */
+static void recover_slots(struct recovery *rv)
+{
+	struct fr_cache *c = rv->c;
+	struct fr_recovery_report *rep = rv->rep;
+	struct fr_tag_read t[2];
+	u64 s, rc[2];
+	u32 i;
+
+	for (s = 0; s < c->geo.nr_slots; s++) {
+		fr_read_slot(c, to_slot(s), t);
+		for (i = 0; i < 2; i++) {
+			rc[i] = resolved_commit(rv, &t[i]);
+			if (t[i].problem && rv->mode == FR_RECOVER_REPAIR) {
+				fr_pm_store8(&c->tags[s * 2 + i].commit, 0);
 				rep->stores++;
 			}
 		}
@@ -886,7 +981,7 @@ int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 			i = (rc[0] & FR_TAG_NEW) ? 1 : 0;
 			rc[i] = 0;
 			rep->superseded_dropped++;
-			if (store) {
+			if (rv->store) {
 				fr_pm_store8(&c->tags[s * 2 + i].commit, 0);
 				rep->stores++;
 			}
@@ -908,8 +1003,30 @@ int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 			}
 		}
 	}
-	if (store)
+	if (rv->store)
 		fr_pm_fence();
+}
+
+int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
+	       struct fr_group_scratch *scratch, u32 scratch_len,
+	       struct fr_recovery_report *rep, const char **why)
+{
+	struct recovery rv = {
+		.c = c, .mode = mode, .store = mode != FR_RECOVER_CHECK,
+		.groups = scratch, .max_groups = scratch_len, .rep = rep,
+	};
+	int r;
+
+	memset(rep, 0, sizeof(*rep));
+	rep->first_corrupt = ~0ULL;
+	r = FR_STEP(recover_scan, &rv, why);
+	if (r)
+		return r;
+	if (rv.ngroups) {
+		FR_STEP(recover_judge_groups, &rv);
+		FR_STEP(recover_settle_groups, &rv);
+	}
+	FR_STEP(recover_slots, &rv);
 	atomic64_set(&c->next_seq, rep->max_seq);
 	return 0;
 }

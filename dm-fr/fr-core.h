@@ -43,8 +43,7 @@ static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
 
 struct fr_cache {
 	struct fr_geometry geo;
-	u8 *pm;				/* mapped PM, pm_bytes long */
-	struct fr_sb_disk *sb;
+	struct fr_sb_disk *sb;		/* the start of the mapped PM */
 	struct fr_tag_disk *tags;
 	u8 *data;
 	/* DRAM state: one bit per PM chunk each, rebuilt by fr_recover(). */
@@ -82,7 +81,7 @@ static inline u64 fr_chunk_mask(const struct fr_geometry *g, fr_ochunk_t c)
 
 	if (first + n > g->origin_sectors)
 		n = g->origin_sectors - first;
-	return n >= 64 ? ~0ULL : (1ULL << n) - 1;
+	return GENMASK_ULL(n - 1, 0);
 }
 
 static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
@@ -107,7 +106,7 @@ int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
 
 static inline u64 fr_bitmap_longs(const struct fr_geometry *g)
 {
-	return (g->nr_chunks + BITS_PER_LONG - 1) / BITS_PER_LONG;
+	return BITS_TO_LONGS(g->nr_chunks);
 }
 
 /*
@@ -153,6 +152,23 @@ struct fr_recovery_report {
  */
 const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 			   u64 commit, u64 sectors);
+
+/*
+ * A tag as recovery reads it (machine-check safe), with its verdict: free
+ * (V clear), valid, or corrupt with the reason: unreadable, a problem of the
+ * tag alone (fr_tag_problem()), or the pair rule (of two copies of one key
+ * with the same N flag, the older one is corrupt).
+ */
+struct fr_tag_read {
+	u64 commit, seq, sectors;
+	const char *problem;		/* NULL unless corrupt */
+	bool valid;
+	bool unreadable;
+};
+
+/* Read both tags of slot s and apply the pair rule. */
+void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
+		  struct fr_tag_read t[2]);
 
 int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 	       struct fr_group_scratch *scratch, u32 scratch_len,
@@ -257,30 +273,5 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 /* Counters derived from the DRAM bitmaps. */
 u64 fr_count_valid(const struct fr_cache *c);
 u64 fr_count_dirty(const struct fr_cache *c);
-
-/*
- * Deliberately broken variants, compiled in only for the crash simulator
- * (FR_MUTATION defined), so that its tests can show each one is caught.
- */
-enum fr_mutation {
-	FR_MUT_NONE,
-	FR_MUT_NO_DATA_FENCE,		/* commit not ordered after the data */
-	FR_MUT_COMMIT_BEFORE_DATA,	/* commit word stored before the data */
-	FR_MUT_INVALIDATE_OLD_FIRST,	/* old copy dropped before new commit */
-	FR_MUT_KEEP_NEW_FLAG,		/* old copy keeps N on overwrite */
-	FR_MUT_IN_PLACE,		/* overwrite the only valid copy */
-	FR_MUT_CLEAN_BEFORE_FLUSH,	/* dirty cleared before origin flush */
-	FR_MUT_NO_GROUP_FLAG,		/* multi-chunk members not INCOMPLETE */
-	FR_MUT_EVICT_NO_FENCE,		/* victim reused before its drop is durable */
-	FR_MUT_RECOVER_FORWARD,		/* recovery completes unfinished groups */
-	FR_MUT_COUNT
-};
-
-#ifdef FR_MUTATION
-extern enum fr_mutation fr_mutation;
-#define FR_MUTANT(m) (fr_mutation == (m))
-#else
-#define FR_MUTANT(m) 0
-#endif
 
 #endif /* FR_CORE_H */

@@ -6,47 +6,24 @@
  */
 #include "fr-format.h"
 
-/* CRC-32C (Castagnoli), bitwise: only the superblock is checksummed. */
-u32 fr_crc32c(u32 crc, const void *buf, size_t len)
+u32 fr_sb_csum(const struct fr_sb_disk *sb)
 {
-	const u8 *p = buf;
-	int k;
+	const size_t at = offsetof(struct fr_sb_disk, csum);
+	const __le32 zero = 0;
+	u32 crc;
 
-	crc = ~crc;
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78 & (0U - (crc & 1)));
-	}
+	crc = crc32c(~0U, sb, at);
+	crc = crc32c(crc, &zero, sizeof(zero));
+	crc = crc32c(crc, (const u8 *)sb + at + sizeof(zero),
+		     sizeof(*sb) - at - sizeof(zero));
 	return ~crc;
-}
-
-static bool is_power_of_two_u64(u64 v)
-{
-	return v && !(v & (v - 1));
-}
-
-static u32 log2_u64(u64 v)
-{
-	u32 s = 0;
-
-	while (v > 1) {
-		v >>= 1;
-		s++;
-	}
-	return s;
-}
-
-static u64 align_up(u64 v, u64 a)
-{
-	return (v + a - 1) & ~(a - 1);
 }
 
 u64 fr_layout_bytes(u32 chunk_sectors, u64 nr_chunks)
 {
 	u64 tags_end = FR_SB_RESERVED + nr_chunks * sizeof(struct fr_tag_disk);
 
-	return align_up(tags_end, 4096) +
+	return round_up(tags_end, 4096) +
 	       nr_chunks * ((u64)chunk_sectors << FR_SECTOR_SHIFT);
 }
 
@@ -56,7 +33,7 @@ u64 fr_layout_bytes(u32 chunk_sectors, u64 nr_chunks)
  */
 static int geometry_derive(struct fr_geometry *g, const char **why)
 {
-	if (!is_power_of_two_u64(g->chunk_sectors) ||
+	if (!is_power_of_2(g->chunk_sectors) ||
 	    g->chunk_sectors < FR_MIN_CHUNK_SECTORS ||
 	    g->chunk_sectors > FR_MAX_CHUNK_SECTORS) {
 		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
@@ -71,7 +48,7 @@ static int geometry_derive(struct fr_geometry *g, const char **why)
 		*why = "PM too large for this format (more than 2^32 slots)";
 		return -EINVAL;
 	}
-	if (!is_power_of_two_u64(g->region_chunks) ||
+	if (!is_power_of_2(g->region_chunks) ||
 	    g->region_chunks > FR_MAX_REGION_CHUNKS) {
 		*why = "region size must be a power-of-two number of chunks, at most 1024";
 		return -EINVAL;
@@ -88,8 +65,8 @@ static int geometry_derive(struct fr_geometry *g, const char **why)
 		*why = "origin length is zero";
 		return -EINVAL;
 	}
-	g->chunk_shift = log2_u64(g->chunk_sectors);
-	g->region_shift = log2_u64(g->region_chunks);
+	g->chunk_shift = ilog2(g->chunk_sectors);
+	g->region_shift = ilog2(g->region_chunks);
 	g->origin_chunks = (g->origin_sectors + g->chunk_sectors - 1) >>
 			   g->chunk_shift;
 	if (g->origin_chunks - 1 > FR_MAX_KEY) {
@@ -107,7 +84,7 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 	memset(g, 0, sizeof(*g));
 	g->chunk_sectors = p->chunk_sectors ? p->chunk_sectors :
 			   FR_DEFAULT_CHUNK_SECTORS;
-	if (!is_power_of_two_u64(g->chunk_sectors) ||
+	if (!is_power_of_2(g->chunk_sectors) ||
 	    g->chunk_sectors < FR_MIN_CHUNK_SECTORS ||
 	    g->chunk_sectors > FR_MAX_CHUNK_SECTORS) {
 		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
@@ -139,7 +116,7 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 		g->stride_slots = 1;
 	g->origin_sectors = p->origin_sectors;
 	g->tags_offset = FR_SB_RESERVED;
-	g->data_offset = align_up(FR_SB_RESERVED +
+	g->data_offset = round_up(FR_SB_RESERVED +
 				  nr * sizeof(struct fr_tag_disk), 4096);
 	g->pm_bytes = pm_bytes;
 	return geometry_derive(g, why);
@@ -165,25 +142,19 @@ void fr_sb_encode(struct fr_sb_disk *sb, const struct fr_geometry *g,
 	memcpy(sb->uuid, p->uuid, sizeof(sb->uuid));
 	memcpy(sb->origin_id, p->origin_id, sizeof(sb->origin_id));
 	sb->origin_id[FR_ORIGIN_ID_LEN - 1] = 0;
-	sb->csum = cpu_to_le32(0);
-	sb->csum = cpu_to_le32(fr_crc32c(0, sb, sizeof(*sb)));
+	sb->csum = cpu_to_le32(fr_sb_csum(sb));
 }
 
 int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 		 struct fr_geometry *g, const char **why)
 {
-	struct fr_sb_disk copy;
-	u32 csum;
 	int r;
 
 	if (le64_to_cpu(sb->magic) != FR_SB_MAGIC) {
 		*why = "no dm-fr superblock (bad magic)";
 		return -EINVAL;
 	}
-	memcpy(&copy, sb, sizeof(copy));
-	copy.csum = cpu_to_le32(0);
-	csum = fr_crc32c(0, &copy, sizeof(copy));
-	if (csum != le32_to_cpu(sb->csum)) {
+	if (fr_sb_csum(sb) != le32_to_cpu(sb->csum)) {
 		*why = "superblock checksum mismatch";
 		return -EUCLEAN;
 	}
@@ -219,7 +190,7 @@ int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 	if (g->nr_chunks > (g->pm_bytes - FR_SB_RESERVED) /
 			   sizeof(struct fr_tag_disk) ||
 	    g->tags_offset != FR_SB_RESERVED ||
-	    g->data_offset != align_up(FR_SB_RESERVED + g->nr_chunks *
+	    g->data_offset != round_up(FR_SB_RESERVED + g->nr_chunks *
 				       sizeof(struct fr_tag_disk), 4096) ||
 	    fr_layout_bytes(g->chunk_sectors, g->nr_chunks) > g->pm_bytes) {
 		*why = "superblock layout does not fit its PM size";

@@ -36,7 +36,6 @@
 
 /* Features: none yet. An image with an unknown incompat bit is refused. */
 #define FR_INCOMPAT_SUPPORTED	0ULL
-#define FR_COMPAT_SUPPORTED	0ULL
 
 /* Geometry limits (the sector bitmap of a tag is one 64-bit word). */
 #define FR_MIN_CHUNK_SECTORS	8	/* 4 KiB */
@@ -141,7 +140,11 @@ struct fr_format_params {
 	char origin_id[FR_ORIGIN_ID_LEN];
 };
 
-u32 fr_crc32c(u32 crc, const void *buf, size_t len);
+/*
+ * The superblock's checksum: the standard CRC-32C of its 512 bytes with the
+ * csum field read as zero.
+ */
+u32 fr_sb_csum(const struct fr_sb_disk *sb);
 
 int fr_geometry_layout(struct fr_geometry *geo, u64 pm_bytes,
 		       const struct fr_format_params *p, const char **why);

@@ -13,15 +13,15 @@
  *
  * In the kernel these are memcpy_flushcache() (a single movnti for 8 bytes on
  * x86), wmb() and copy_mc_to_kernel(), as dm-writecache uses them. Userspace
- * programs link their own: frctl's act on a memory image it writes out
- * itself, the crash simulator's record every store not yet fenced.
+ * programs link their own (declared in userspace/core/fr-user.h, which
+ * stands in for this file there): frctl's act on a memory image it writes
+ * out itself, the crash simulator's record every store not yet fenced.
  */
 #ifndef FR_PM_H
 #define FR_PM_H
 
 #include "fr-types.h"
 
-#ifdef __KERNEL__
 #include <linux/uaccess.h>
 #include <asm/barrier.h>
 
@@ -57,12 +57,5 @@ static inline int fr_pm_read(void *dst, const void *src, size_t len)
 {
 	return copy_mc_to_kernel(dst, src, len) ? -EIO : 0;
 }
-#else
-void fr_pm_store8(__le64 *dst, u64 val);
-void fr_pm_copy(void *dst, const void *src, size_t len);
-void fr_pm_fence(void);
-int fr_pm_load8(const __le64 *src, u64 *val);
-int fr_pm_read(void *dst, const void *src, size_t len);
-#endif
 
 #endif /* FR_PM_H */

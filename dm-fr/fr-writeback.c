@@ -210,7 +210,7 @@ static int stage_flush(void *ctx)
 	return blkdev_issue_flush(st->fr->origin->bdev) ? -EIO : 0;
 }
 
-const struct fr_wb_ops fr_wb_ops = {
+static const struct fr_wb_ops fr_wb_ops = {
 	.lock = stage_lock,
 	.unlock = stage_unlock,
 	.stage = stage_data,
@@ -229,8 +229,8 @@ static void stage_reset(struct fr_stage *st)
 	st->victim_unreadable = false;
 }
 
-int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
-		  u32 max_ext)
+static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
+			 size_t buf_size, u32 max_ext)
 {
 	memset(st, 0, sizeof(*st));
 	st->fr = fr;
@@ -248,7 +248,7 @@ int fr_stage_init(struct fr_stage *st, struct dm_fr *fr, size_t buf_size,
 	return 0;
 }
 
-void fr_stage_exit(struct fr_stage *st)
+static void fr_stage_exit(struct fr_stage *st)
 {
 	vfree(st->buf);
 	kvfree(st->ext);

@@ -3,9 +3,9 @@
  * frctl: the administration tool of dm-fr. Declarations shared by its files.
  *
  * The on-PM layout and the recovery logic are NOT defined here: frctl
- * compiles dm-fr/fr-format.c and dm-fr/fr-core.c, the same files as the
- * kernel module, and supplies only the persistence primitives of fr-pm.h
- * (pm-user.c).
+ * links dm-fr/fr-format.c and dm-fr/fr-core.c, the same files as the kernel
+ * module (built by userspace/core against its shim fr-user.h), and supplies
+ * only the persistence primitives of fr-pm.h (pm-user.c).
  */
 #ifndef FRCTL_H
 #define FRCTL_H
@@ -113,8 +113,6 @@ struct json_object *meta_sb_json(struct fr_meta *m);
 struct json_object *meta_report_json(const struct fr_recovery_report *rep);
 struct json_object *meta_counts_json(const struct tag_counts *tc);
 struct json_object *meta_tags_json(struct fr_meta *m);
-const char *meta_tag_problem(const struct fr_meta *m, u64 pchunk, u64 commit,
-			     u64 sectors);
 void meta_print_sb(FILE *f, struct fr_meta *m);
 bool report_pending(const struct fr_recovery_report *rep);
 int meta_state_exit(enum meta_state s);
@@ -145,7 +143,6 @@ int origin_resolve_id(const char *id, char *path, size_t plen);
 bool same_device(const char *a, const char *b);
 
 /* status.c: the target's status line, parsed and made readable. */
-#define FR_STATUS_FIELDS 16
 
 struct fr_status {
 	char state[16];

@@ -5,10 +5,10 @@
  * target calls it on a plain buffer).
  *
  * The superblock is decoded by the core (fr_cache_attach), and the verdict
- * on the tags is the core's own recovery (fr_recover). What this file adds
- * is reporting: counts per flag, and for dump a per-tag reason when a tag
- * looks corrupt (meta_tag_problem(), which restates the core's per-tag
- * rules for display only; fr_recover decides).
+ * on the tags is the core's own: recovery (fr_recover) and, per tag, the
+ * reading it applies (fr_read_slot(): the per-tag rules and the pair rule).
+ * What this file adds is reporting: counts per flag, and for dump each
+ * corrupt tag's reason.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,13 +28,10 @@ static const struct fr_sb_disk *sb_of(const struct fr_meta *m)
 static bool sb_unsupported(const void *pm, u64 len)
 {
 	struct fr_sb_disk sb;
-	u32 csum;
 
 	if (len < sizeof(sb) || fr_pm_read(&sb, pm, sizeof(sb)))
 		return false;
-	csum = le32_to_cpu(sb.csum);
-	sb.csum = cpu_to_le32(0);
-	if (fr_crc32c(0, &sb, sizeof(sb)) != csum)
+	if (fr_sb_csum(&sb) != le32_to_cpu(sb.csum))
 		return false;
 	return le32_to_cpu(sb.version) != FR_FORMAT_VERSION ||
 	       (le64_to_cpu(sb.incompat_features) & ~FR_INCOMPAT_SUPPORTED);
@@ -126,74 +123,16 @@ bool report_pending(const struct fr_recovery_report *rep)
 	       rep->superseded_dropped;
 }
 
-const char *meta_tag_problem(const struct fr_meta *m, u64 pchunk, u64 commit,
-			     u64 sectors)
-{
-	return fr_tag_problem(&m->cache.geo, to_pchunk(pchunk), commit,
-			      sectors);
-}
-
-struct raw_tag {
-	u64 commit, seq, sectors;
-	bool unreadable;
-};
-
-static void load_tag(const struct fr_meta *m, u64 p, struct raw_tag *t)
-{
-	const struct fr_tag_disk *d = &m->cache.tags[p];
-
-	memset(t, 0, sizeof(*t));
-	if (fr_pm_load8(&d->commit, &t->commit) ||
-	    fr_pm_load8(&d->seq, &t->seq) ||
-	    fr_pm_load8(&d->sectors, &t->sectors))
-		t->unreadable = true;
-}
-
-/* Both copies of one key with the same N flag: the older is the bad one. */
-static bool ambiguous_older(const struct fr_meta *m, u64 p,
-			    const struct raw_tag *t, const struct raw_tag *b)
-{
-	if (t->unreadable || b->unreadable ||
-	    !(t->commit & FR_TAG_VALID) || !(b->commit & FR_TAG_VALID) ||
-	    meta_tag_problem(m, p, t->commit, t->sectors) ||
-	    meta_tag_problem(m, p ^ 1, b->commit, b->sectors))
-		return false;
-	if (fr_commit_key(t->commit) != fr_commit_key(b->commit) ||
-	    (t->commit & FR_TAG_NEW) != (b->commit & FR_TAG_NEW))
-		return false;
-	/* As read_slot() in the core: chunk 1 is the older one on a tie. */
-	if (!(p & 1))
-		return t->seq < b->seq;
-	return !(b->seq < t->seq);
-}
-
-static const char *tag_problem_full(const struct fr_meta *m, u64 p,
-				    const struct raw_tag *t,
-				    const struct raw_tag *b)
-{
-	const char *why;
-
-	if (t->unreadable)
-		return "unreadable";
-	why = meta_tag_problem(m, p, t->commit, t->sectors);
-	if (why)
-		return why;
-	if (ambiguous_older(m, p, t, b))
-		return "older of two copies of one key with the same N flag";
-	return NULL;
-}
-
 void meta_count_tags(struct fr_meta *m, struct tag_counts *tc)
 {
 	const struct fr_geometry *g = &m->cache.geo;
-	struct raw_tag t[2];
+	struct fr_tag_read t[2];
 	u64 s;
 	int i;
 
 	memset(tc, 0, sizeof(*tc));
 	for (s = 0; s < g->nr_slots; s++) {
-		load_tag(m, 2 * s, &t[0]);
-		load_tag(m, 2 * s + 1, &t[1]);
+		fr_read_slot(&m->cache, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
 			u64 c = t[i].commit;
 
@@ -212,7 +151,7 @@ void meta_count_tags(struct fr_meta *m, struct tag_counts *tc)
 			tc->flag_incomplete += !!(c & FR_TAG_INCOMPLETE);
 			tc->unknown_flags += !!(fr_commit_flags(c) &
 						~FR_TAG_FLAGS_KNOWN);
-			if (tag_problem_full(m, 2 * s + i, &t[i], &t[i ^ 1]))
+			if (t[i].problem)
 				tc->suspect++;
 		}
 	}
@@ -392,17 +331,16 @@ struct json_object *meta_tags_json(struct fr_meta *m)
 {
 	const struct fr_geometry *g = &m->cache.geo;
 	struct json_object *a = json_object_new_array();
-	struct raw_tag t[2];
+	struct fr_tag_read t[2];
 	char buf[32];
 	u64 s;
 	int i;
 
 	for (s = 0; s < g->nr_slots; s++) {
-		load_tag(m, 2 * s, &t[0]);
-		load_tag(m, 2 * s + 1, &t[1]);
+		fr_read_slot(&m->cache, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
 			struct json_object *o;
-			const char *why;
+			const char *why = t[i].problem;
 			u64 p = 2 * s + (u64)i;
 
 			if (!t[i].unreadable && !(t[i].commit & FR_TAG_VALID))
@@ -410,7 +348,6 @@ struct json_object *meta_tags_json(struct fr_meta *m)
 			o = json_object_new_object();
 			add_u64(o, "chunk", p);
 			add_u64(o, "slot", s);
-			why = tag_problem_full(m, p, &t[i], &t[i ^ 1]);
 			add_str(o, "state", why ? "corrupt" : "valid");
 			if (why)
 				add_str(o, "problem", why);

@@ -71,8 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if ((data[0] & 1) && n >= FR_SB_BYTES) {
 		struct fr_sb_disk *sb = (struct fr_sb_disk *)img;
 
-		sb->csum = 0;
-		sb->csum = cpu_to_le32(fr_crc32c(0, sb, sizeof(*sb)));
+		sb->csum = cpu_to_le32(fr_sb_csum(sb));
 	}
 
 	if (n >= FR_SB_BYTES)

@@ -30,8 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&sb, 0, sizeof(sb));
 	memcpy(&sb, data + 8, size - 8 > sizeof(sb) ? sizeof(sb) : size - 8);
 	if (pm >> 63) {
-		sb.csum = 0;
-		sb.csum = cpu_to_le32(fr_crc32c(0, &sb, sizeof(sb)));
+		sb.csum = cpu_to_le32(fr_sb_csum(&sb));
 	}
 	pm &= (1ULL << 56) - 1;
 	r = fr_sb_decode(&sb, pm, &g, &why);

@@ -17,8 +17,14 @@
  *  4. recovery is idempotent: at every fence of that recovery, with every
  *     subset of its pending stores, recovering again gives the same tags;
  *  5. a clean chunk's held sectors equal the origin's media;
+ *  6. every PM store of the live run is made under the lock of the slot it
+ *     touches: the caller's around fr_write/fr_fill/fr_discard (the whole
+ *     cache around fr_recover), or the one writeback takes through ops->lock;
  * and that recovery never fails on a reachable state, leaves no INCOMPLETE
  * member and no duplicate key, and rebuilds bitmaps that match the tags.
+ *
+ * The geometries cover every chunk size (8 to 64 sectors) and start the
+ * sequence counter at 0, just below 2^32, 2^63 and 2^64 - 2^16.
  *
  * Reads after recovery go as the kernel's will: fr_lookup(), held sectors
  * from PM, the rest from the origin.
@@ -33,14 +39,36 @@
 #include <stdlib.h>
 #include <time.h>
 #include "crashsim.h"
+#include "mutants.h"
 
 struct sim S;
 
+/* What each geometry saw (states, next_seq range): shown after a run. */
+#define MAX_CFGS 8
+static struct {
+	u64 states, seq_lo, seq_hi;
+	bool used;
+} cfg_seen[MAX_CFGS];
+
+static u32 cfg_index(void);
+
+static void cfg_seen_seq(void)
+{
+	u64 seq = (u64)atomic64_read(&S.c.next_seq);
+	u32 ci = cfg_index();
+
+	if (!cfg_seen[ci].used || seq < cfg_seen[ci].seq_lo)
+		cfg_seen[ci].seq_lo = seq;
+	if (!cfg_seen[ci].used || seq > cfg_seen[ci].seq_hi)
+		cfg_seen[ci].seq_hi = seq;
+	cfg_seen[ci].used = true;
+}
+
 /*
- * crashsim.c is compiled once, with FR_MUTATION, and linked twice: with the
- * real core (crashsim) and with the core built with its broken variants
- * (crashsim-mut), which also links sim/mutable.c. With the real core these
- * weak definitions stand in, and --mutant is refused.
+ * crashsim.c is compiled once and linked twice: with the real core
+ * (crashsim) and with the core's broken variants (crashsim-mut, which links
+ * sim/mutants.c). With the real core these weak definitions stand in, and
+ * --mutant is refused.
  */
 enum fr_mutation fr_mutation __attribute__((weak));
 const int crashsim_core_mutable __attribute__((weak));
@@ -605,6 +633,7 @@ static void check_state(const struct simpm_epoch *ep, const u8 *a, u32 norg,
 
 	S.state_bad = false;
 	S.states++;
+	cfg_seen[cfg_index()].states++;
 	S.cs_ep = ep;
 	S.cs_assign = a;
 	S.cs_norg = norg;
@@ -851,6 +880,78 @@ static struct fr_wb_snap *wb_clean_snaps;
 
 static void exec_write(u64 sector, u32 nr);
 
+/*
+ * Slot locks. S.locked[slot] is LOCK_OPS while writeback holds it through
+ * ops->lock, LOCK_CALLER while the simulator holds it around a core call
+ * (as the kernel's bio path holds its stripes); S.exclusive while the
+ * simulator has the whole cache (recovery).
+ */
+enum { LOCK_NONE, LOCK_OPS, LOCK_CALLER };
+
+/* The caller's locks for [sector, sector + nr): every slot it maps to. */
+static void lock_range(u64 sector, u64 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 k, end = sector + nr;
+
+	if (end > g->origin_sectors)
+		end = g->origin_sectors;
+	for (k = sector >> g->chunk_shift; k << g->chunk_shift < end; k++) {
+		u64 s = from_slot(fr_slot_of(g, to_ochunk(k)));
+
+		if (S.locked[s] == LOCK_OPS)
+			violation("slot %llu locked by the caller while writeback holds it",
+				  (unsigned long long)s);
+		S.locked[s] = LOCK_CALLER;
+	}
+}
+
+static void unlock_range(u64 sector, u64 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 k, end = sector + nr;
+
+	if (end > g->origin_sectors)
+		end = g->origin_sectors;
+	for (k = sector >> g->chunk_shift; k << g->chunk_shift < end; k++)
+		S.locked[from_slot(fr_slot_of(g, to_ochunk(k)))] = LOCK_NONE;
+}
+
+/* Invariant 6: a store to a slot's tags or data needs that slot's lock. */
+static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 cb = (u64)g->chunk_sectors * SECT, p, first, last;
+
+	(void)pm;
+	(void)arg;
+	if (S.exclusive)
+		return;
+	S.lock_checks++;
+	if (off < g->tags_offset) {
+		violation("PM store to the superblock (+%llu) outside format and recovery",
+			  (unsigned long long)off);
+		return;
+	}
+	if (off < g->data_offset) {
+		first = (off - g->tags_offset) / sizeof(struct fr_tag_disk);
+		last = (off + len - 1 - g->tags_offset) /
+		       sizeof(struct fr_tag_disk);
+	} else {
+		first = (off - g->data_offset) / cb;
+		last = (off + len - 1 - g->data_offset) / cb;
+	}
+	for (p = first; p <= last && p < g->nr_chunks; p++) {
+		if (!S.locked[p / 2]) {
+			violation("PM store to %s of chunk %llu without the lock of slot %llu",
+				  off < g->data_offset ? "the tag" : "the data",
+				  (unsigned long long)p,
+				  (unsigned long long)(p / 2));
+			return;
+		}
+	}
+}
+
 static void wb_lock(void *ctx, fr_slot_t slot)
 {
 	(void)ctx;
@@ -858,16 +959,16 @@ static void wb_lock(void *ctx, fr_slot_t slot)
 		violation("slot %llu locked twice", (unsigned long long)from_slot(slot));
 		return;
 	}
-	S.locked[from_slot(slot)] = 1;
+	S.locked[from_slot(slot)] = LOCK_OPS;
 }
 
 static void wb_unlock(void *ctx, fr_slot_t slot)
 {
 	(void)ctx;
-	if (!S.locked[from_slot(slot)])
+	if (S.locked[from_slot(slot)] != LOCK_OPS)
 		violation("slot %llu unlocked but not locked",
 			  (unsigned long long)from_slot(slot));
-	S.locked[from_slot(slot)] = 0;
+	S.locked[from_slot(slot)] = LOCK_NONE;
 }
 
 static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
@@ -1040,7 +1141,9 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 
 		if (in_batch && ndeferred && !S.wb_race)
 			return false;	/* keep the writes in order */
+		lock_range(sector, nr);
 		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		unlock_range(sector, nr);
 		if (r != FR_NEED_CLEAN)
 			break;
 		S.fig3[F_NEED_CLEAN]++;
@@ -1113,8 +1216,11 @@ static void exec_write(u64 sector, u32 nr)
 	if (poisoned) {
 		struct fr_write_result res;
 		struct payload_ctx pc = { id, sector, payload_buf };
-		int r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		int r;
 
+		lock_range(sector, nr);
+		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		unlock_range(sector, nr);
 		S.pm.poison_len = 0;
 		S.fail_done = true;
 		if (r == -EIO) {
@@ -1182,7 +1288,9 @@ static void exec_fill(u64 key)
 	mask = fr_chunk_mask(g, to_ochunk(key));
 	memcpy(payload_buf, S.org.view + first * SECT,
 	       (size_t)hweight64(mask) * SECT);
+	lock_range(first, 1);
 	r = fr_fill(&S.c, to_ochunk(key), payload_copy, &pc);
+	unlock_range(first, 1);
 	if (r < 0)
 		violation("fr_fill(%llu) failed: %d", (unsigned long long)key, r);
 	S.fig3[r == 1 ? F_FILL : F_FILL_SKIPPED]++;
@@ -1194,7 +1302,9 @@ static void exec_discard(u64 sector, u32 nr)
 
 	mark_range(sector, nr);
 	S.inflight = id;
+	lock_range(sector, nr);
 	S.fig3[F_DISCARD_DROP] += fr_discard(&S.c, sector, nr);
+	unlock_range(sector, nr);
 	ack_discard(id);
 	S.inflight = 0;
 }
@@ -1249,10 +1359,12 @@ static void exec_recover(void)
 	S.nrec_hashes = 0;
 	memset(S.vb, 0, S.nlongs * sizeof(long));
 	memset(S.db, 0, S.nlongs * sizeof(long));
+	S.exclusive = true;
 	r = fr_cache_attach(&S.c, S.pm_view, S.pm_bytes, S.vb, S.db, &why);
 	if (!r)
 		r = fr_recover(&S.c, FR_RECOVER_APPLY, S.groups,
 			       ARRAY_LEN(S.groups), &rep, &why);
+	S.exclusive = false;
 	S.collect_rec_hashes = false;
 	if (r) {
 		violation("recovery failed: %d (%s)", r, why ? why : "");
@@ -1396,6 +1508,7 @@ static void end_of_op(const char *what)
 	crash_point(what);
 	S.quiescent = false;
 	live_check();
+	cfg_seen_seq();
 }
 
 static void exec_op(const struct op *op)
@@ -1458,6 +1571,7 @@ static void run_op(const struct op *op)
 	/* A real crash happened at crash_target: restart and recover. */
 	S.crash_target = 0;
 	memset(S.locked, 0, S.c.geo.nr_slots);
+	S.exclusive = false;
 	wb_batch.nst = wb_batch.used = 0;
 	wb_clean.nst = wb_clean.used = 0;
 	wb_batch.inj = NULL;
@@ -1515,7 +1629,7 @@ static void world_setup(const struct cfg *cfg)
 	world_free();
 	S.cfg = cfg;
 	memset(&p, 0, sizeof(p));
-	p.chunk_sectors = 8;
+	p.chunk_sectors = cfg->chunk_sectors;
 	p.region_chunks = cfg->region;
 	p.stride_slots = cfg->stride;
 	p.origin_sectors = cfg->origin_sectors;
@@ -1523,12 +1637,14 @@ static void world_setup(const struct cfg *cfg)
 	memcpy(p.uuid, "crashsim-uuid-01", 16);
 	strcpy(p.origin_id, "crashsim-origin");
 	/* The smallest PM size whose layout has exactly cfg->chunks chunks. */
-	for (pm = fr_layout_bytes(8, cfg->chunks);; pm += 4096) {
+	for (pm = fr_layout_bytes(cfg->chunk_sectors, cfg->chunks);;
+	     pm += 4096) {
 		r = fr_geometry_layout(&g, pm, &p, &why);
 		if (!r && g.nr_chunks == cfg->chunks)
 			break;
 		if ((!r && g.nr_chunks > cfg->chunks) ||
-		    pm > fr_layout_bytes(8, cfg->chunks) + (1 << 20)) {
+		    pm > fr_layout_bytes(cfg->chunk_sectors, cfg->chunks) +
+			 (1 << 20)) {
 			fprintf(stderr, "crashsim: no PM size gives %u chunks (%s)\n",
 				cfg->chunks, r ? why : "");
 			exit(2);
@@ -1558,6 +1674,9 @@ static void world_setup(const struct cfg *cfg)
 	memcpy(S.scratch, S.pm_view, pm);
 	simpm_reset_pending(&S.pm);
 	S.pm.on_fence = live_fence_hook;
+	S.pm.on_store = live_store_hook;
+	/* The first write's seq is seq_base + 1 (fr_write increments first). */
+	atomic64_set(&S.c.next_seq, (s64)cfg->seq_base);
 
 	so_init(&S.org, cfg->origin_sectors);
 	for (s = 0; s < cfg->origin_sectors; s++)
@@ -1675,18 +1794,38 @@ static void snap_free(struct snap *sn)
 /* ---------------------------------------------------------------------- */
 /* Workloads                                                              */
 
+#define SEQ_2_32 (1ULL << 32)
+#define SEQ_2_63 (1ULL << 63)
+#define SEQ_2_64 0ULL		/* (2^64, as a u64) */
+
 static const struct cfg cfgs[] = {
 	/* 4 slots, regions of 2, default stride 3; origin 4x, short last chunk */
-	{ "p8-r2", 8, 2, 0, 16 * 8 - 3 },
+	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0 },
 	/* 8 slots, regions of 4, default stride 5 */
-	{ "p16-r4", 16, 4, 0, 40 * 8 - 1 },
+	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0 },
 	/* 2 slots, single-chunk regions */
-	{ "p4-r1", 4, 1, 1, 10 * 8 },
+	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0 },
 	/* 8 slots, stride = region: regions tile the slots */
-	{ "p16-r2-s2", 16, 2, 2, 48 * 8 },
+	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0 },
+	/*
+	 * The other chunk sizes, each with seqs from just below a power of
+	 * two that a truncating or sign-extending bug would trip on: 64
+	 * sectors (a full chunk's mask is all 64 bits), from 2^32; 16 sectors,
+	 * through 2^63; 32 sectors, up to 2^64 - 2^16 + a few hundred.
+	 */
+	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4 },
+	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4 },
+	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16) },
 };
 
-#define MAX_ALPHA 24
+_Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
+
+static u32 cfg_index(void)
+{
+	return (u32)(S.cfg - cfgs);
+}
+
+#define MAX_ALPHA 28
 #define MAX_SCEN 8
 
 struct workload {
@@ -1756,6 +1895,18 @@ static void build_workload(struct workload *w)
 	o.inj[0].nr = (u32)cs;
 	A(o);
 	/*
+	 * The staged chunk rewritten whole between stage and submit, once
+	 * and twice: twice brings the copy back to the staged chunk with the
+	 * same commit word, so only its seq tells that it changed.
+	 */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_STAGED, .ninj = 1 };
+	o.inj[0] = (typeof(o.inj[0])){ K * cs, (u32)cs };
+	A(o);
+	o.ninj = 2;
+	o.inj[1] = o.inj[0];
+	A(o);
+	/*
 	 * Between stage and submit: rewrite the staged chunk, then make two
 	 * more colliding writes, so that the rewritten copy is cleaned
 	 * (FR_NEED_CLEAN) and displaced before the batch submits the stale
@@ -1820,6 +1971,7 @@ static void build_workload(struct workload *w)
 static struct snap snaps[8];
 static u64 dfs_ops;
 
+/* Enough violations: a mutant run stops after the op that was caught. */
 static bool stop_now(void)
 {
 	return S.max_violations && S.violating_states >= S.max_violations;
@@ -2043,6 +2195,10 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_NO_GROUP_FLAG] = "NO_GROUP_FLAG",
 	[FR_MUT_EVICT_NO_FENCE] = "EVICT_NO_FENCE",
 	[FR_MUT_RECOVER_FORWARD] = "RECOVER_FORWARD",
+	[FR_MUT_MASK_64] = "MASK_64",
+	[FR_MUT_CLEAR_IGNORES_SEQ] = "CLEAR_IGNORES_SEQ",
+	[FR_MUT_GROUP_SEQ_U32] = "GROUP_SEQ_U32",
+	[FR_MUT_CLEAR_UNLOCKED] = "CLEAR_UNLOCKED",
 };
 
 static void usage(void)
@@ -2071,6 +2227,8 @@ static void usage(void)
 static void reset_counters(void)
 {
 	S.states = S.points = S.violations = S.violating_states = 0;
+	S.lock_checks = 0;
+	memset(cfg_seen, 0, sizeof(cfg_seen));
 	S.first_violation[0] = 0;
 	memset(S.fig3, 0, sizeof(S.fig3));
 	dfs_ops = 0;
@@ -2176,19 +2334,20 @@ int main(int argc, char **argv)
 	if (mutant >= 0) {
 		/*
 		 * Every broken variant must be caught: a short exhaustive run
-		 * and a few random sequences each, stopped at 50 violations.
+		 * and a few random sequences each, stopped at the end of the op
+		 * that showed the first violation.
 		 */
 		int m, from = mutant ? mutant : 1, to = mutant ? mutant : FR_MUT_COUNT - 1;
 		u32 survived = 0, caught = 0;
 
 		S.print_violations = 0;
-		S.max_violations = 50;
+		S.max_violations = 1;
 		for (m = from; m <= to; m++) {
 			clock_t tm = clock();
 
 			fr_mutation = (enum fr_mutation)m;
 			reset_counters();
-			run_exhaustive(1, 1, cfgmask & 3, 0);
+			run_exhaustive(1, 1, cfgmask, 0);
 			if (!S.violating_states)
 				run_random(seed, 6, 30, cfgmask);
 			if (S.violating_states) {
@@ -2241,7 +2400,18 @@ int main(int argc, char **argv)
 	printf("coverage:");
 	for (i = 0; i < F_NR; i++)
 		printf(" %s=%llu", fig3_names[i], (unsigned long long)S.fig3[i]);
-	printf("\n%llu crash points, %.1fs\n", (unsigned long long)S.points,
+	printf("\n");
+	for (i = 0; i < ARRAY_LEN(cfgs); i++)
+		if (cfg_seen[i].used)
+			printf("geometry %-18s %2u-sector chunks, %2u slots, regions of %u: %8llu crash states, next_seq %#llx..%#llx\n",
+			       cfgs[i].name, cfgs[i].chunk_sectors,
+			       cfgs[i].chunks / 2, cfgs[i].region,
+			       (unsigned long long)cfg_seen[i].states,
+			       (unsigned long long)cfg_seen[i].seq_lo,
+			       (unsigned long long)cfg_seen[i].seq_hi);
+	printf("lock check: %llu PM stores outside recovery checked for their slot's lock\n",
+	       (unsigned long long)S.lock_checks);
+	printf("%llu crash points, %.1fs\n", (unsigned long long)S.points,
 	       (double)(clock() - t0) / CLOCKS_PER_SEC);
 	world_free();
 	if (S.violating_states && S.print_violations == 0)

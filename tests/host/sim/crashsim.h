@@ -65,6 +65,8 @@ struct cfg {
 	u32 region;
 	u64 stride;		/* 0: default */
 	u64 origin_sectors;
+	u32 chunk_sectors;
+	u64 seq_base;		/* next_seq after format */
 };
 
 /* Everything an exhaustive search restores between branches. */
@@ -120,7 +122,9 @@ struct sim {
 	unsigned long *vb, *db, *cvb, *cdb;
 	u64 nlongs;
 	struct simorigin org;
-	u8 *locked;			/* per slot */
+	u8 *locked;			/* per slot: who holds its lock */
+	bool exclusive;			/* the whole cache (recovery) */
+	u64 lock_checks;		/* PM stores whose slot lock was checked */
 
 	/* reference model */
 	u32 *cur;			/* per sector: op id last acknowledged */

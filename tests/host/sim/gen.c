@@ -5,6 +5,9 @@
 #include "gen.h"
 #include "simpm.h"
 
+/* Phase B tears single cache lines up to this many data lines pending. */
+#define GEN_LINE_DETAIL_MAX 256
+
 /* An item: units that reach the media together (a word, a sector, a line). */
 struct items {
 	u32 n;
@@ -96,13 +99,14 @@ static void bounded(const struct gen_unit *u, u32 n, const struct items *it,
 	if (!m)
 		return;
 	for (comp = 0; comp < 2; comp++) {
-		/* singles */
+		/* singles: flip one item of the all-off (all-on) set */
+		memcpy(a, base, n);
+		for (k = 0; k < m; k++)
+			item_set(a, u, it, k, comp);
 		for (i = 0; i < m; i++) {
-			memcpy(a, base, n);
-			for (k = 0; k < m; k++)
-				item_set(a, u, it, k, comp);
 			item_set(a, u, it, i, !comp);
 			cb(a, ctx);
+			item_set(a, u, it, i, comp);
 		}
 		if (p->ksub < 2 || m > 48)
 			continue;
@@ -129,16 +133,22 @@ static void bounded(const struct gen_unit *u, u32 n, const struct items *it,
 					cb(a, ctx);
 				}
 	}
-	/* prefixes and suffixes in store order */
+	/* prefixes and suffixes in store order (grown one item at a time) */
+	memcpy(a, base, n);
+	for (k = 0; k < m; k++)
+		item_set(a, u, it, k, false);
 	for (i = 0; i <= m; i++) {
-		memcpy(a, base, n);
-		for (k = 0; k < m; k++)
-			item_set(a, u, it, k, k < i);
 		cb(a, ctx);
-		memcpy(a, base, n);
-		for (k = 0; k < m; k++)
-			item_set(a, u, it, k, k >= i);
+		if (i < m)
+			item_set(a, u, it, i, true);
+	}
+	memcpy(a, base, n);
+	for (k = 0; k < m; k++)
+		item_set(a, u, it, k, true);
+	for (i = 0; i <= m; i++) {
 		cb(a, ctx);
+		if (i < m)
+			item_set(a, u, it, i, false);
 	}
 	/* random subsets, random densities, random versions */
 	for (r = 0; r < randn; r++) {
@@ -166,6 +176,7 @@ void gen_run(const struct gen_unit *u, u32 n, const struct gen_params *p,
 	u64 rng = p->seed, states = 1, limit = 1ULL << p->exh, s, t;
 	u64 wlimit = 1ULL << (p->exh_words > p->exh ? p->exh_words : p->exh);
 	u8 *a, *base;
+	bool lines;
 	u32 i, k;
 
 	a = xcalloc(n + 1, 1);
@@ -184,7 +195,7 @@ void gen_run(const struct gen_unit *u, u32 n, const struct gen_params *p,
 	for (i = 0; i < w.n && states <= wlimit; i++)
 		states *= 1 + u[w.idx[w.start[i]]].nver;
 	if (states <= wlimit) {
-		bool groups_exh = g.n < 63 && (states << g.n) <= limit;
+		bool groups_exh = g.n < 63 && states <= limit >> g.n;
 		u64 gstates = groups_exh ? 1ULL << g.n : 2;
 
 		for (s = 0; s < states; s++) {
@@ -213,11 +224,18 @@ void gen_run(const struct gen_unit *u, u32 n, const struct gen_params *p,
 		}
 	}
 
-	/* Phase B: tear the whole pending set in store order. */
+	/*
+	 * Phase B: tear the whole pending set in store order, at cache-line
+	 * grain while there are few lines (a sector's pattern shows a torn
+	 * sector whichever of its lines are missing), else at sector grain.
+	 */
+	for (i = 0, k = 0; i < n; i++)
+		k += u[i].group >= 0;
+	lines = p->line_detail && k <= GEN_LINE_DETAIL_MAX;
 	memset(base, 0, n);
-	items_build(&all, u, n, true, !p->line_detail, p->line_detail);
+	items_build(&all, u, n, true, !lines, lines);
 	bounded(u, n, &all, base, p, &rng, p->randn, cb, ctx, a);
-	if (p->line_detail && g.n) {
+	if (lines && g.n) {
 		items_free(&all);
 		items_build(&all, u, n, true, true, false);
 		bounded(u, n, &all, base, p, &rng, p->randn / 2, cb, ctx, a);

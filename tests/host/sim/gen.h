@@ -30,7 +30,8 @@ struct gen_params {
 	u32 exh;		/* words x data sectors: up to 2^this */
 	u32 ksub;		/* subsets (and complements) up to this size */
 	u32 randn;		/* random subsets per crash point */
-	bool line_detail;	/* also tear data at cache-line grain */
+	bool line_detail;	/* also tear data at cache-line grain (while
+				 * at most 256 lines are pending) */
 	u64 seed;
 };
 

@@ -227,6 +227,8 @@ static void note_store(struct simpm *pm, u64 off, size_t len)
 	u64 o, end = off + len;
 
 	pm->stores++;
+	if (pm->on_store)
+		pm->on_store(pm, off, len, pm->on_store_arg);
 	if (!pm->record)
 		return;
 	for (o = off; o < end && o < pm->data_off; o += 8)

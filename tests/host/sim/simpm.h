@@ -16,7 +16,8 @@
  * A unit written several times since the last fence keeps every version
  * (any one of them may be what reached the media).
  *
- * There is no locking: the simulator is single-threaded.
+ * There is no locking: the simulator is single-threaded (on_store lets it
+ * check that the core's caller holds the lock of the slot a store touches).
  */
 #ifndef SIMPM_H
 #define SIMPM_H
@@ -63,6 +64,9 @@ struct simpm {
 	/* Called by fr_pm_fence() before the pending stores become durable. */
 	void (*on_fence)(struct simpm *pm, void *arg);
 	void *on_fence_arg;
+	/* Called by every store, with the PM offset and length it wrote. */
+	void (*on_store)(struct simpm *pm, u64 off, size_t len, void *arg);
+	void *on_store_arg;
 	u64 fences, stores;
 	/* Machine-check simulation: loads in [poison_off, +poison_len) fail. */
 	u64 poison_off, poison_len;

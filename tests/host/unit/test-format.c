@@ -6,15 +6,23 @@
 
 static void resum(struct fr_sb_disk *sb)
 {
-	sb->csum = 0;
-	sb->csum = cpu_to_le32(fr_crc32c(0, sb, sizeof(*sb)));
+	sb->csum = cpu_to_le32(fr_sb_csum(sb));
 }
 
 TEST(crc32c_known_answer)
 {
-	/* The standard CRC-32C check value. */
-	CHECK_EQ(fr_crc32c(0, "123456789", 9), 0xe3069283);
-	CHECK_EQ(fr_crc32c(0, "", 0), 0);
+	struct fr_sb_disk sb;
+
+	/* The standard CRC-32C check value, from the kernel's raw crc32c(). */
+	CHECK_EQ(~crc32c(~0U, "123456789", 9), 0xe3069283);
+	CHECK_EQ(~crc32c(~0U, "", 0), 0);
+	/* The superblock's: over its bytes with csum read as 0. */
+	memset(&sb, 0xa5, sizeof(sb));
+	sb.csum = 0;
+	CHECK_EQ(fr_sb_csum(&sb), ~crc32c(~0U, &sb, sizeof(sb)));
+	sb.csum = cpu_to_le32(0x12345678);
+	CHECK_EQ(fr_sb_csum(&sb), ~crc32c(~0U, (memset(&sb.csum, 0, 4), &sb),
+					  sizeof(sb)));
 }
 
 TEST(layout_many_pm_sizes)

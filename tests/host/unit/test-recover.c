@@ -323,7 +323,7 @@ static const struct fr_wb_ops t_ops = {
 
 static void fill_byte(void *arg, void *dst, u32 nr)
 {
-	u8 buf[8 * 512];
+	u8 buf[64 * 512];
 
 	memset(buf, *(u8 *)arg, nr * 512);
 	fr_pm_copy(dst, buf, nr * 512);
@@ -446,4 +446,40 @@ TEST(write_need_clean_writeback_and_fill)
 	CHECK(!fr_lookup(&im.c, to_ochunk(11), &hit));
 	free(before);
 	img_free(&im);
+}
+
+/*
+ * The sector mask a write leaves in its chunk's tag, at the edges of every
+ * chunk size: one sector at either end, all but one, and the whole chunk
+ * (for 64 sectors, all 64 bits: a shift by 64 would make it 0).
+ */
+TEST(write_sector_mask_edges)
+{
+	static const u32 sizes[] = { 8, 16, 32, 64 };
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_LEN(sizes); i++) {
+		u32 cs = sizes[i];
+		const struct { u32 off, cnt; } w[] = {
+			{ 0, 1 }, { cs - 1, 1 }, { 0, cs - 1 }, { 1, cs - 1 },
+			{ 0, cs },
+		};
+
+		for (j = 0; j < ARRAY_LEN(w); j++) {
+			struct fr_write_result res;
+			struct fr_hit hit;
+			struct img im;
+			u64 want = (~0ULL >> (64 - w[j].cnt)) << w[j].off;
+			u8 v = 0x5a;
+
+			REQUIRE(!img_format_cs(&im, cs, 4, 1, 1, 8 * cs));
+			CHECK_EQ(fr_write(&im.c, cs + w[j].off, w[j].cnt,
+					  fill_byte, &v, &res), 0);
+			REQUIRE(fr_lookup(&im.c, to_ochunk(1), &hit));
+			CHECK_EQ(hit.sectors, want);
+			CHECK_EQ(le64_to_cpu(im.c.tags[from_pchunk(hit.pchunk)]
+					     .sectors), want);
+			img_free(&im);
+		}
+	}
 }

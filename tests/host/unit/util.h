@@ -16,27 +16,27 @@ struct img {
 	struct fr_format_params p;
 };
 
-/* Format a PM image of exactly `chunks` chunks; 0 on success. */
-static inline int img_format(struct img *im, u32 chunks, u32 region,
-			     u64 stride, u64 origin_sectors)
+/* Format a PM image of exactly `chunks` chunks of cs sectors; 0 if done. */
+static inline int img_format_cs(struct img *im, u32 cs, u32 chunks,
+				u32 region, u64 stride, u64 origin_sectors)
 {
 	struct fr_geometry g;
 	const char *why = NULL;
 	u64 pm;
 
 	memset(im, 0, sizeof(*im));
-	im->p.chunk_sectors = 8;
+	im->p.chunk_sectors = cs;
 	im->p.region_chunks = region;
 	im->p.stride_slots = stride;
 	im->p.origin_sectors = origin_sectors;
 	im->p.format_time = 1700000000;
 	memcpy(im->p.uuid, "0123456789abcdef", 16);
 	strcpy(im->p.origin_id, "unit-origin");
-	for (pm = fr_layout_bytes(8, chunks);; pm += 4096) {
+	for (pm = fr_layout_bytes(cs, chunks);; pm += 4096) {
 		if (!fr_geometry_layout(&g, pm, &im->p, &why) &&
 		    g.nr_chunks == chunks)
 			break;
-		if (pm > fr_layout_bytes(8, chunks) + (1 << 20))
+		if (pm > fr_layout_bytes(cs, chunks) + (1 << 20))
 			return -1;
 	}
 	im->bytes = pm;
@@ -44,6 +44,13 @@ static inline int img_format(struct img *im, u32 chunks, u32 region,
 	simpm_init(&im->spm, im->pm, NULL, pm, g.data_offset);
 	simpm_cur = &im->spm;
 	return fr_format(&im->c, im->pm, pm, &im->p, im->vb, im->db, &why);
+}
+
+/* Format with 4 KiB chunks. */
+static inline int img_format(struct img *im, u32 chunks, u32 region,
+			     u64 stride, u64 origin_sectors)
+{
+	return img_format_cs(im, 8, chunks, region, stride, origin_sectors);
 }
 
 static inline void img_use(struct img *im)

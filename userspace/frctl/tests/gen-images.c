@@ -283,8 +283,7 @@ static void resum(struct img *im)
 {
 	struct fr_sb_disk *sb = (struct fr_sb_disk *)im->pm;
 
-	sb->csum = 0;
-	sb->csum = cpu_to_le32(fr_crc32c(0, sb, sizeof(*sb)));
+	sb->csum = cpu_to_le32(fr_sb_csum(sb));
 }
 
 /* ---- the scenarios ---------------------------------------------------- */

@@ -1,12 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Userspace stand-ins for the kernel facilities used by the shared core.
- * Only what the core needs, with the kernel's names and semantics, so the
- * core compiles unchanged (the way dm-vdo's userspace tools build kernel
- * sources against small shims of the linux headers).
+ * The kernel facilities the dm-fr core (dm-fr/fr-format.c, dm-fr/fr-core.c)
+ * uses, for its userspace builds: frctl, the crash simulator, the unit tests
+ * and the fuzzers. Only what the core needs, with the kernel's names and
+ * semantics, so the core compiles unchanged (as xfsprogs builds libxfs
+ * against libxfs_priv.h).
+ *
+ * Every userspace compile includes this file first (-include fr-user.h). It
+ * stands in for dm-fr/fr-types.h and dm-fr/fr-pm.h, which hold only the
+ * kernel's side: it defines their include guards, so the kernel headers they
+ * include are never reached from userspace.
  */
-#ifndef FR_COMPAT_USER_H
-#define FR_COMPAT_USER_H
+#ifndef FR_USER_H
+#define FR_USER_H
+#define FR_TYPES_H
+#define FR_PM_H
+
+/* This file comes before any system header: the programs' feature macro. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 
 #include <errno.h>
 #include <stdbool.h>
@@ -58,6 +71,27 @@ typedef u64 __le64;
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
 
+/* <linux/minmax.h>, <linux/math.h>, <linux/log2.h>, <linux/bits.h> */
+#define min(a, b) ({ __typeof__(a) a_ = (a); __typeof__(b) b_ = (b); \
+		     a_ < b_ ? a_ : b_; })
+#define max(a, b) ({ __typeof__(a) a_ = (a); __typeof__(b) b_ = (b); \
+		     a_ > b_ ? a_ : b_; })
+#define min_t(type, a, b) min((type)(a), (type)(b))
+#define round_up(x, y) ((((x) - 1) | ((__typeof__(x))((y) - 1))) + 1)
+#define GENMASK_ULL(h, l) \
+	((~0ULL - (1ULL << (l)) + 1) & (~0ULL >> (63 - (h))))
+
+static inline bool is_power_of_2(unsigned long n)
+{
+	return n && !(n & (n - 1));
+}
+
+/* (The kernel's ilog2() of 0 is undefined too.) */
+#define ilog2(n) (63 - __builtin_clzll((unsigned long long)(n)))
+
+/* <linux/crc32c.h>: the raw CRC update, no inversion in or out. */
+u32 crc32c(u32 crc, const void *address, unsigned int length);
+
 #define BITS_PER_LONG (8 * (int)sizeof(long))
 #define BIT_WORD(nr) ((nr) / BITS_PER_LONG)
 #define BIT_MASK(nr) (1UL << ((nr) % BITS_PER_LONG))
@@ -101,6 +135,19 @@ static inline unsigned int hweight64(u64 w)
 	return (unsigned int)__builtin_popcountll(w);
 }
 
+static inline unsigned int bitmap_weight(const unsigned long *src,
+					 unsigned int nbits)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < nbits / BITS_PER_LONG; i++)
+		n += (unsigned int)__builtin_popcountl(src[i]);
+	if (nbits % BITS_PER_LONG)
+		n += (unsigned int)__builtin_popcountl(src[i] &
+			(~0UL >> (BITS_PER_LONG - nbits % BITS_PER_LONG)));
+	return n;
+}
+
 typedef struct {
 	s64 counter;
 } atomic64_t;
@@ -120,4 +167,16 @@ static inline s64 atomic64_inc_return(atomic64_t *v)
 	return __atomic_add_fetch(&v->counter, 1, __ATOMIC_RELAXED);
 }
 
-#endif /* FR_COMPAT_USER_H */
+/*
+ * dm-fr/fr-pm.h: the persistence primitives. Each userspace program links
+ * its own: frctl's act on a mapped image (userspace/frctl/pm-user.c), the
+ * crash simulator's record every store not yet fenced (tests/host/sim), the
+ * fuzzers' are plain memory (tests/host/fuzz/pm-direct.c).
+ */
+void fr_pm_store8(__le64 *dst, u64 val);
+void fr_pm_copy(void *dst, const void *src, size_t len);
+void fr_pm_fence(void);
+int fr_pm_load8(const __le64 *src, u64 *val);
+int fr_pm_read(void *dst, const void *src, size_t len);
+
+#endif /* FR_USER_H */

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The broken variants of the protocol core (crashsim-mut only).
+ *
+ * This file compiles dm-fr/fr-core.c itself, with an FR_STEP() that sends
+ * every protocol step through mut_<step>() below: the step as written, or,
+ * when fr_mutation names a variant of it, a broken one. fr_write() is
+ * wrapped the same way for FR_MUT_IN_PLACE, which skips every step.
+ */
+#include "fr-core.h"
+#include "mutants.h"
+
+struct write_op;
+struct recovery;
+
+static u64 mut_sector_mask(u32 first, u32 count);
+static void mut_drop_new_flag(struct fr_cache *c, fr_pchunk_t p);
+static int mut_write_plan(struct write_op *w);
+static void mut_write_evict(struct write_op *w);
+static int mut_write_prepare(struct write_op *w);
+static void mut_write_commit(struct write_op *w);
+static void mut_write_complete(struct write_op *w);
+static void mut_write_drop_old(struct write_op *w);
+static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
+static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			u32 n, const struct fr_wb_ops *ops, void *ctx);
+static int mut_wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			 u32 n, const struct fr_wb_ops *ops, void *ctx);
+static struct fr_group_scratch *mut_add_group(struct recovery *rv, u64 seq);
+static int mut_recover_scan(struct recovery *rv, const char **why);
+static void mut_recover_judge_groups(struct recovery *rv);
+static void mut_recover_settle_groups(struct recovery *rv);
+static void mut_recover_slots(struct recovery *rv);
+
+#define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
+#define fr_write fr_write_steps
+#include "fr-core.c"
+#undef fr_write
+
+enum fr_mutation fr_mutation;
+const int crashsim_core_mutable = 1;
+
+#define MUT(m) (fr_mutation == FR_MUT_##m)
+
+/*
+ * MASK_64: the mask written as (1 << count) - 1 with no case for a whole
+ * 64-sector chunk. The shift by 64 is undefined in C; x86 masks the count
+ * to 0, so the mask is 0, as the kernel would compute it.
+ */
+static u64 mut_sector_mask(u32 first, u32 count)
+{
+	if (MUT(MASK_64))
+		return ((1ULL << (count & 63)) - 1) << first;
+	return sector_mask(first, count);
+}
+
+/* KEEP_NEW_FLAG: the chunk being superseded keeps N. */
+static void mut_drop_new_flag(struct fr_cache *c, fr_pchunk_t p)
+{
+	if (!MUT(KEEP_NEW_FLAG))
+		drop_new_flag(c, p);
+}
+
+/* NO_GROUP_FLAG: a multi-chunk write is committed as single writes. */
+static int mut_write_plan(struct write_op *w)
+{
+	int r = write_plan(w);
+
+	if (MUT(NO_GROUP_FLAG)) {
+		w->group = false;
+		w->flags &= ~FR_TAG_INCOMPLETE;
+	}
+	return r;
+}
+
+/* EVICT_NO_FENCE: the displaced chunk is reused before its drop is durable. */
+static void mut_write_evict(struct write_op *w)
+{
+	fr_pchunk_t victim;
+	u64 k;
+
+	if (!MUT(EVICT_NO_FENCE)) {
+		write_evict(w);
+		return;
+	}
+	for (k = w->first; k <= w->last; k++) {
+		if (plan_slot(w->c, to_ochunk(k), &victim) == PLAN_EVICT) {
+			set_commit(w->c, victim, 0);
+			w->res->evictions++;
+		}
+	}
+}
+
+/*
+ * NO_DATA_FENCE: no fence between the data and the commit.
+ * COMMIT_BEFORE_DATA: each chunk's commit word is stored before its data.
+ */
+static int mut_write_prepare(struct write_op *w)
+{
+	u64 k;
+	int r;
+
+	if (!MUT(NO_DATA_FENCE) && !MUT(COMMIT_BEFORE_DATA))
+		return write_prepare(w);
+	w->seq = (u64)atomic64_inc_return(&w->c->next_seq);
+	for (k = w->first; k <= w->last; k++) {
+		fr_pchunk_t f = free_chunk(w->c, write_slot(w, k));
+
+		if (MUT(COMMIT_BEFORE_DATA))
+			set_commit(w->c, f, fr_commit_word(k, w->flags));
+		r = prepare_chunk(w, k, f);
+		if (r)
+			return r;
+	}
+	if (MUT(COMMIT_BEFORE_DATA))
+		fr_pm_fence();
+	return 0;
+}
+
+/* INVALIDATE_OLD_FIRST: the old copy is dropped before the new commit. */
+static void mut_write_commit(struct write_op *w)
+{
+	u64 k;
+
+	if (MUT(COMMIT_BEFORE_DATA)) {
+		fr_pm_fence();		/* committed already */
+		return;
+	}
+	if (!MUT(INVALIDATE_OLD_FIRST)) {
+		write_commit(w);
+		return;
+	}
+	for (k = w->first; k <= w->last; k++) {
+		fr_pchunk_t f = free_chunk(w->c, write_slot(w, k));
+
+		if (commit_holds(tag_commit(w->c, buddy(f)), to_ochunk(k)))
+			set_commit(w->c, buddy(f), 0);
+		set_commit(w->c, f, fr_commit_word(k, w->flags));
+	}
+	fr_pm_fence();
+}
+
+static void mut_write_complete(struct write_op *w)
+{
+	write_complete(w);
+}
+
+static void mut_write_drop_old(struct write_op *w)
+{
+	write_drop_old(w);
+}
+
+/* IN_PLACE: a single-chunk write to a cached chunk overwrites that copy. */
+static int write_in_place(struct fr_cache *c, u64 sector, u32 nr_sectors,
+			  fr_payload_fn payload, void *arg,
+			  struct fr_write_result *res)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 k = sector >> g->chunk_shift;
+	struct fr_hit hit;
+	fr_pchunk_t p;
+	u32 off;
+
+	if (!nr_sectors || sector >= g->origin_sectors ||
+	    nr_sectors > g->origin_sectors - sector ||
+	    (sector + nr_sectors - 1) >> g->chunk_shift != k ||
+	    !fr_lookup(c, to_ochunk(k), &hit))
+		return 1;		/* not such a write: do it right */
+	memset(res, 0, sizeof(*res));
+	p = hit.pchunk;
+	off = sector - fr_first_sector(g, to_ochunk(k));
+	payload(arg, (u8 *)fr_chunk_data(c, p) +
+		     ((size_t)off << FR_SECTOR_SHIFT), nr_sectors);
+	fr_pm_store8(&c->tags[from_pchunk(p)].sectors,
+		     tag_sectors(c, p) | sector_mask(off, nr_sectors));
+	set_commit(c, p, tag_commit(c, p) | FR_TAG_DIRTY);
+	fr_pm_fence();
+	res->chunks = 1;
+	res->hits = 1;
+	return 0;
+}
+
+int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
+	     fr_payload_fn payload, void *arg, struct fr_write_result *res)
+{
+	if (MUT(IN_PLACE) &&
+	    !write_in_place(c, sector, nr_sectors, payload, arg, res))
+		return 0;
+	return fr_write_steps(c, sector, nr_sectors, payload, arg, res);
+}
+
+/* CLEAR_IGNORES_SEQ: a chunk rewritten twice since staging looks unchanged. */
+static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
+{
+	u64 commit = tag_commit(c, snap->pchunk);
+
+	if (!MUT(CLEAR_IGNORES_SEQ))
+		return clear_dirty(c, snap);
+	if (commit != snap->commit)
+		return false;
+	set_commit(c, snap->pchunk, commit & ~(u64)FR_TAG_DIRTY);
+	return true;
+}
+
+/* CLEAR_UNLOCKED: the compare-then-store races the slot's writers. */
+static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			u32 n, const struct fr_wb_ops *ops, void *ctx)
+{
+	int cleaned = 0;
+	u32 i;
+
+	if (!MUT(CLEAR_UNLOCKED))
+		return wb_clear(c, snaps, n, ops, ctx);
+	for (i = 0; i < n; i++)
+		cleaned += mut_clear_dirty(c, &snaps[i]);
+	fr_pm_fence();
+	return cleaned;
+}
+
+/* CLEAN_BEFORE_FLUSH: dirty flags cleared before the origin has the data. */
+static int mut_wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			 u32 n, const struct fr_wb_ops *ops, void *ctx)
+{
+	if (MUT(CLEAN_BEFORE_FLUSH))
+		mut_wb_clear(c, snaps, n, ops, ctx);
+	return wb_finish(c, snaps, n, ops, ctx);
+}
+
+/* GROUP_SEQ_U32: from 2^32 on, a group's members no longer find it. */
+static struct fr_group_scratch *mut_add_group(struct recovery *rv, u64 seq)
+{
+	struct fr_group_scratch *grp = add_group(rv, seq);
+
+	if (grp && MUT(GROUP_SEQ_U32))
+		grp->seq = (u32)seq;
+	return grp;
+}
+
+static int mut_recover_scan(struct recovery *rv, const char **why)
+{
+	return recover_scan(rv, why);
+}
+
+/* RECOVER_FORWARD: every interrupted group is completed, none rolled back. */
+static void mut_recover_judge_groups(struct recovery *rv)
+{
+	u32 i;
+
+	recover_judge_groups(rv);
+	if (!MUT(RECOVER_FORWARD))
+		return;
+	for (i = 0; i < rv->ngroups; i++) {
+		if (!rv->groups[i].committed) {
+			rv->groups[i].committed = 1;
+			rv->rep->groups_rolled_back--;
+			rv->rep->groups_rolled_forward++;
+		}
+	}
+}
+
+static void mut_recover_settle_groups(struct recovery *rv)
+{
+	recover_settle_groups(rv);
+}
+
+static void mut_recover_slots(struct recovery *rv)
+{
+	recover_slots(rv);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Deliberately broken variants of the protocol core (mutants.c), each a
+ * plausible bug that the crash simulator must catch. crashsim-mut links
+ * mutants.c; crashsim links the real core and has none.
+ */
+#ifndef MUTANTS_H
+#define MUTANTS_H
+
+enum fr_mutation {
+	FR_MUT_NONE,
+	FR_MUT_NO_DATA_FENCE,		/* commit not ordered after the data */
+	FR_MUT_COMMIT_BEFORE_DATA,	/* commit word stored before the data */
+	FR_MUT_INVALIDATE_OLD_FIRST,	/* old copy dropped before new commit */
+	FR_MUT_KEEP_NEW_FLAG,		/* old copy keeps N on overwrite */
+	FR_MUT_IN_PLACE,		/* overwrite the only valid copy */
+	FR_MUT_CLEAN_BEFORE_FLUSH,	/* dirty cleared before origin flush */
+	FR_MUT_NO_GROUP_FLAG,		/* multi-chunk members not INCOMPLETE */
+	FR_MUT_EVICT_NO_FENCE,		/* victim reused before its drop is durable */
+	FR_MUT_RECOVER_FORWARD,		/* recovery completes unfinished groups */
+	FR_MUT_MASK_64,			/* sector mask of 64 sectors is 0 */
+	FR_MUT_CLEAR_IGNORES_SEQ,	/* writeback compares the commit word only */
+	FR_MUT_GROUP_SEQ_U32,		/* recovery keeps a group's seq in a u32 */
+	FR_MUT_CLEAR_UNLOCKED,		/* writeback clears dirty without the lock */
+	FR_MUT_COUNT
+};
+
+/* Which variant the core runs (crashsim-mut); FR_MUT_NONE: the real one. */
+extern enum fr_mutation fr_mutation;
+/* Nonzero in crashsim-mut. */
+extern const int crashsim_core_mutable;
+
+#endif /* MUTANTS_H */

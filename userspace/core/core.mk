@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# For the Makefiles of programs that link the dm-fr core: the flags every
+# file that includes a core header compiles with, and the libraries.
+#
+#   include path/to/userspace/core/core.mk
+#   prog: prog.o $(FRCORE_LIB)
+#
+# A library is remade (by userspace/core/Makefile) when a core file changed.
+
+FRCORE_DIR	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+FRCORE_SRC	:= $(abspath $(FRCORE_DIR)/../../dm-fr)
+FRCORE_CFLAGS	:= -include $(FRCORE_DIR)/fr-user.h -I$(FRCORE_DIR) -I$(FRCORE_SRC)
+FRCORE_HDRS	:= $(FRCORE_DIR)/fr-user.h $(wildcard $(FRCORE_SRC)/fr-*.h)
+FRCORE_DEPS	:= $(FRCORE_HDRS) $(FRCORE_SRC)/fr-format.c \
+		   $(FRCORE_SRC)/fr-core.c $(FRCORE_DIR)/crc32c.c
+FRCORE_LIB	:= $(FRCORE_DIR)/build/libfrcore.a
+FRCORE_LIB_SAN	:= $(FRCORE_DIR)/build/libfrcore-san.a
+FRCORE_LIB_FUZZ	:= $(FRCORE_DIR)/build/libfrcore-fuzz.a
+
+ifneq ($(abspath $(CURDIR)),$(FRCORE_DIR))
+$(FRCORE_DIR)/build/libfrcore%.a: $(FRCORE_DEPS)
+	$(MAKE) -C $(FRCORE_DIR) $@
+endif
