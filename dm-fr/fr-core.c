@@ -626,7 +626,7 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 			break;
 		slot = fr_slot_of_pchunk(to_pchunk(pos));
 		ops->lock(ctx, slot);
-		r = stage_chunk(c, to_pchunk(pos), &snaps[n], ops, ctx);
+		r = FR_STEP(stage_chunk, c, to_pchunk(pos), &snaps[n], ops, ctx);
 		ops->unlock(ctx, slot);
 		if (r == -EHWPOISON) {
 			/* Its data cannot be read from PM: it stays dirty. */

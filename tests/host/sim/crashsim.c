@@ -980,6 +980,17 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 		S.fail_done = true;
 		return -EIO;
 	}
+	/*
+	 * A media error on the first chunk staged (its first run: nothing of
+	 * it is staged yet, so there is nothing to drop): the core must skip
+	 * that chunk and leave it dirty.
+	 */
+	if (S.fail == FAIL_STAGE_POISON && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		S.poisoned_chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
+				   ((u64)S.c.geo.chunk_sectors * SECT);
+		return -EHWPOISON;
+	}
 	if (src < S.pm_view || src + (size_t)nr * SECT > S.pm_view + S.pm_bytes ||
 	    sector + nr > S.c.geo.origin_sectors || w->nst == ARRAY_LEN(w->st) ||
 	    w->used + nr > w->cap_sectors) {
@@ -1321,7 +1332,21 @@ static void exec_wb(const struct op *op)
 	in_batch = false;
 	wb_batch.inj = NULL;
 	wb_batch.nst = wb_batch.used = 0;
-	if (S.fail_done) {
+	if (S.fail_done && S.fail == FAIL_STAGE_POISON) {
+		/* that chunk skipped and left dirty; the rest as usual */
+		S.fig3[F_ERRORS]++;
+		if (r < 0)
+			violation("fr_writeback failed (%d) on an unreadable chunk instead of skipping it", r);
+		else if (!test_bit(S.poisoned_chunk, S.db))
+			violation("chunk %llu, whose PM data could not be read, was made clean",
+				  (unsigned long long)S.poisoned_chunk);
+		else if (!op->ninj && fr_count_dirty(&S.c) != dirty - (u64)r)
+			violation("fr_writeback cleaned %d chunks but dirty went from %llu to %llu",
+				  r, (unsigned long long)dirty,
+				  (unsigned long long)fr_count_dirty(&S.c));
+		else
+			S.fig3[F_WB_CLEANED] += (u64)r;
+	} else if (S.fail_done) {
 		/* an origin or PM error: reported, and nothing made clean */
 		S.fig3[F_ERRORS]++;
 		if (r != -EIO)
@@ -1435,6 +1460,7 @@ static void describe_op(const struct op *op, char *b, size_t len)
 		o += snprintf(b + o, len - o, " [%s fails]",
 			      op->fail == FAIL_PM_READ ? "PM read" :
 			      op->fail == FAIL_STAGE ? "stage" :
+			      op->fail == FAIL_STAGE_POISON ? "PM read in stage" :
 			      op->fail == FAIL_SUBMIT ? "origin write" :
 			      "origin flush");
 	if (op->crash_sel && o < len)
@@ -1628,6 +1654,10 @@ static void world_setup(const struct cfg *cfg)
 
 	world_free();
 	S.cfg = cfg;
+	/* Nothing of the last run carries over (it may have stopped anywhere). */
+	S.exclusive = false;
+	S.fail = FAIL_NONE;
+	S.state_bad = false;
 	memset(&p, 0, sizeof(p));
 	p.chunk_sectors = cfg->chunk_sectors;
 	p.region_chunks = cfg->region;
@@ -1933,6 +1963,10 @@ static void build_workload(struct workload *w)
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
 			 .fail = FAIL_FLUSH };
 	A(o);
+	/* a media error in one dirty chunk: writeback skips it, goes on */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .fail = FAIL_STAGE_POISON };
+	A(o);
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
 	o = (struct op){ .type = OP_RECOVER };
@@ -2137,7 +2171,7 @@ static struct op random_op(u64 *rng)
 	if (r < 88 && gen_rand(rng) % 10 == 0)
 		o.crash_sel = gen_rand(rng) | 1;
 	if (o.type == OP_WB && gen_rand(rng) % 8 == 0)
-		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 3);
+		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 4);
 	if (o.type == OP_WRITE && gen_rand(rng) % 8 == 0)
 		o.fail = FAIL_PM_READ;
 	return o;
@@ -2199,6 +2233,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_CLEAR_IGNORES_SEQ] = "CLEAR_IGNORES_SEQ",
 	[FR_MUT_GROUP_SEQ_U32] = "GROUP_SEQ_U32",
 	[FR_MUT_CLEAR_UNLOCKED] = "CLEAR_UNLOCKED",
+	[FR_MUT_POISON_CLEANS] = "POISON_CLEANS",
 };
 
 static void usage(void)

@@ -31,9 +31,10 @@ enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED };
 enum fail_at {
 	FAIL_NONE,
 	FAIL_PM_READ,	/* write: the cached copy's other sectors unreadable */
-	FAIL_STAGE,	/* writeback: the first stage fails (PM read error) */
+	FAIL_STAGE,	/* writeback: the first stage fails (-EIO) */
 	FAIL_SUBMIT,	/* writeback: the origin refuses the writes */
 	FAIL_FLUSH,	/* writeback: written, but the origin flush fails */
+	FAIL_STAGE_POISON, /* writeback: the first chunk's PM data unreadable */
 };
 
 struct op {
@@ -124,6 +125,7 @@ struct sim {
 	struct simorigin org;
 	u8 *locked;			/* per slot: who holds its lock */
 	bool exclusive;			/* the whole cache (recovery) */
+	u64 poisoned_chunk;		/* FAIL_STAGE_POISON: the chunk skipped */
 	u64 lock_checks;		/* PM stores whose slot lock was checked */
 
 	/* reference model */

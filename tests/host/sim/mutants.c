@@ -22,6 +22,9 @@ static void mut_write_commit(struct write_op *w);
 static void mut_write_complete(struct write_op *w);
 static void mut_write_drop_old(struct write_op *w);
 static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
+static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
+			   struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
+			   void *ctx);
 static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
 			u32 n, const struct fr_wb_ops *ops, void *ctx);
 static int mut_wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
@@ -200,6 +203,25 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
 		return false;
 	set_commit(c, snap->pchunk, commit & ~(u64)FR_TAG_DIRTY);
 	return true;
+}
+
+/*
+ * POISON_CLEANS: a chunk whose PM data stage could not read is counted as
+ * staged, so writeback cleans it although the origin never got its data.
+ */
+static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
+			   struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
+			   void *ctx)
+{
+	int r = stage_chunk(c, p, snap, ops, ctx);
+
+	if (r == -EHWPOISON && MUT(POISON_CLEANS)) {
+		snap->pchunk = p;
+		snap->commit = tag_commit(c, p);
+		snap->seq = tag_seq(c, p);
+		return 1;
+	}
+	return r;
 }
 
 /* CLEAR_UNLOCKED: the compare-then-store races the slot's writers. */

@@ -22,6 +22,7 @@ enum fr_mutation {
 	FR_MUT_CLEAR_IGNORES_SEQ,	/* writeback compares the commit word only */
 	FR_MUT_GROUP_SEQ_U32,		/* recovery keeps a group's seq in a u32 */
 	FR_MUT_CLEAR_UNLOCKED,		/* writeback clears dirty without the lock */
+	FR_MUT_POISON_CLEANS,		/* a chunk stage could not read is cleaned */
 	FR_MUT_COUNT
 };
 
