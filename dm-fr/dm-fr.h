@@ -30,7 +30,15 @@
 
 struct fr_stripe {
 	struct mutex lock;
-	u32 epoch;		/* bumped by every change under the lock */
+	/*
+	 * Bumped under the lock by writes and discards: what makes data read
+	 * from the origin before it stale, or drops a copy of data the origin
+	 * does not hold. Fills and writeback's clear_dirty change tags without
+	 * bumping it: a clean copy (or a clean copy evicted by a fill) equals
+	 * what the origin durably holds. A fill is installed and a mixed read's
+	 * overlay trusted only if the epoch did not move since the origin read.
+	 */
+	u32 epoch;
 } ____cacheline_aligned_in_smp;
 
 /* Counters, per CPU so the I/O path shares no cache line for them. */
