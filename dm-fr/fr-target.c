@@ -1107,6 +1107,10 @@ static int fr_fill_setup(struct dm_fr *fr)
 	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 	unsigned int i;
 
+	/* One fill read carries the whole pool at most: one bio's vectors. */
+	BUILD_BUG_ON(max(FR_FILL_POOL_BYTES, FR_FILL_MIN *
+			 (FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT)) / PAGE_SIZE >
+		     BIO_MAX_VECS);
 	fr->nr_fills = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
 			       FR_FILL_MIN, FR_FILL_MAX);
 	fr->fill_order = get_order(chunk_bytes);
