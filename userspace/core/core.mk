@@ -17,7 +17,9 @@ FRCORE_LIB	:= $(FRCORE_DIR)/build/libfrcore.a
 FRCORE_LIB_SAN	:= $(FRCORE_DIR)/build/libfrcore-san.a
 FRCORE_LIB_FUZZ	:= $(FRCORE_DIR)/build/libfrcore-fuzz.a
 
+# (Named, not a pattern: a pattern's stem cannot be empty, so
+# libfrcore%.a would not match libfrcore.a itself.)
 ifneq ($(abspath $(CURDIR)),$(FRCORE_DIR))
-$(FRCORE_DIR)/build/libfrcore%.a: $(FRCORE_DEPS)
+$(FRCORE_LIB) $(FRCORE_LIB_SAN) $(FRCORE_LIB_FUZZ): $(FRCORE_DEPS)
 	$(MAKE) -C $(FRCORE_DIR) $@
 endif
