@@ -19,7 +19,10 @@ FRCORE_LIB_FUZZ	:= $(FRCORE_DIR)/build/libfrcore-fuzz.a
 
 # (Named, not a pattern: a pattern's stem cannot be empty, so
 # libfrcore%.a would not match libfrcore.a itself.)
+# The includer's first target stays its default goal.
 ifneq ($(abspath $(CURDIR)),$(FRCORE_DIR))
+frcore_saved_goal := $(.DEFAULT_GOAL)
 $(FRCORE_LIB) $(FRCORE_LIB_SAN) $(FRCORE_LIB_FUZZ): $(FRCORE_DEPS)
 	$(MAKE) -C $(FRCORE_DIR) $@
+.DEFAULT_GOAL := $(frcore_saved_goal)
 endif
