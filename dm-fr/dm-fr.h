@@ -85,6 +85,24 @@ struct fr_stage {
 
 struct fr_fill;
 
+/*
+ * Lock order, outermost first (a lock is only ever taken with none of the
+ * later ones held):
+ *
+ *   fr_targets_lock   the device registry: constructor and destructor only,
+ *                     nothing taken inside it
+ *   flush_lock        one flush message at a time; postsuspend takes it
+ *                     alone, to wait for a flush that started during suspend
+ *   wb_lock           every origin write of cached data and every origin
+ *                     write that bypasses PM: writeback batches, forced
+ *                     writebacks, cleaner write-through, discards
+ *   stripe locks      the slots' locks; several only in ascending index
+ *                     order (fr_lock_range), writeback one at a time
+ *
+ * No stripe lock is held across origin I/O, except by the last try of a
+ * mixed read (fr_deferred_read_mixed). wb_lock is held across origin I/O
+ * by design: a staged chunk's origin write must not be overtaken.
+ */
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;

@@ -153,6 +153,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		    (g->chunk_shift + SECTOR_SHIFT);
 	struct fr_extent *last;
 
+	lockdep_assert_held(&fr->wb_lock);
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
