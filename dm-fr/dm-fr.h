@@ -111,6 +111,8 @@ struct dm_fr {
 	struct dm_dev *pm_dev;
 	void *pm_addr;
 	u64 pm_bytes;
+	/* Physical pages of the PM, so no other target maps them too. */
+	unsigned long pm_pfn, pm_pages;
 
 	struct fr_cache cache;
 	unsigned long *valid_bits;
@@ -126,6 +128,10 @@ struct dm_fr {
 	u32 arg_chunk_size, arg_region_size;
 	u64 arg_stride;
 	bool read_fill;
+	/* Identity: the PM's superblock must carry these (when given). */
+	bool has_uuid;
+	u8 arg_uuid[16];
+	char arg_origin_id[FR_ORIGIN_ID_LEN];	/* "" when not given */
 
 	/* Tunables (table arguments, changed at run time by messages). */
 	unsigned int writeback_period_ms;

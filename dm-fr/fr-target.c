@@ -23,8 +23,16 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/delay.h>
+#include <linux/pfn_t.h>
 
 #include "dm-fr.h"
+
+/* The table's mode: fmode_t before 6.5, blk_mode_t since. */
+#ifdef BLK_OPEN_WRITE
+#define FR_MODE_WRITE		BLK_OPEN_WRITE
+#else
+#define FR_MODE_WRITE		FMODE_WRITE
+#endif
 
 #define FR_DEFAULT_PERIOD_MS	10
 #define FR_DEFAULT_DEFER_MS	5000
@@ -45,10 +53,12 @@
 #define FR_READ_FLAGS		(REQ_SYNC | REQ_META | REQ_PRIO | REQ_RAHEAD)
 
 /*
- * Every constructed fr target, so that two devices never share a PM or an
- * origin (device-mapper lets several mapped devices open one block device).
- * A reload of the same mapped device may: its old table is suspended before
- * the new one touches the PM.
+ * Every constructed fr target, so that no two targets share PM pages or an
+ * origin: device-mapper lets several mapped devices open one block device,
+ * a dm-linear or a partition over a PM is another block device on the same
+ * pages, and one table may hold several fr targets. Only the targets of a
+ * reload (same mapped device, another table) may: the old table is
+ * suspended before the new one touches the PM.
  */
 static LIST_HEAD(fr_targets);
 static DEFINE_MUTEX(fr_targets_lock);
@@ -795,6 +805,7 @@ static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
 static const char * const fr_valued_args[] = {
 	"chunk_size", "region_size", "stride", "writeback_period",
 	"writeback_defer", "high_watermark", "low_watermark", "writeback_jobs",
+	"uuid", "origin_id",
 };
 
 static bool is_valued_arg(const char *name)
@@ -807,11 +818,48 @@ static bool is_valued_arg(const char *name)
 	return false;
 }
 
+/* 32 hex digits, or the 36-character form with dashes. */
+static int parse_uuid(const char *s, u8 out[16])
+{
+	size_t len = strlen(s), i, n = 0;
+	char hex[32];
+
+	if (len != 32 && len != 36)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (len == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		hex[n++] = s[i];
+	}
+	return hex2bin(out, hex, 16);
+}
+
+/*
+ * An origin id fits the superblock and prints back as one table word
+ * (dm_split_args would need a backslash to keep a space).
+ */
+static int parse_origin_id(const char *s, char *out)
+{
+	size_t len = strlen(s), i;
+
+	if (!len || len >= FR_ORIGIN_ID_LEN)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '\\')
+			return -EINVAL;
+	memcpy(out, s, len + 1);
+	return 0;
+}
+
 static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 			  char **error)
 {
+	/* 3 flags and 10 arguments with a value. */
 	static const struct dm_arg _args[] = {
-		{0, 20, "Invalid number of optional arguments"},
+		{0, 23, "Invalid number of optional arguments"},
 	};
 	unsigned int argc;
 	u32 v;
@@ -900,6 +948,17 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 				return -EINVAL;
 			}
 			fr->writeback_jobs = v;
+		} else if (!strcasecmp(name, "uuid")) {
+			if (parse_uuid(val, fr->arg_uuid)) {
+				*error = "Invalid uuid (32 hex digits, dashes allowed)";
+				return -EINVAL;
+			}
+			fr->has_uuid = true;
+		} else if (!strcasecmp(name, "origin_id")) {
+			if (parse_origin_id(val, fr->arg_origin_id)) {
+				*error = "Invalid origin_id (1..63 printable characters, no space or backslash)";
+				return -EINVAL;
+			}
 		} else {
 			*error = "Unrecognised optional argument";
 			return -EINVAL;
@@ -948,6 +1007,114 @@ static int fr_map_pm(struct dm_fr *fr, char **error)
 		*error = "PM device is not contiguously mappable";
 		return -EOPNOTSUPP;
 	}
+	fr->pm_pfn = pfn_t_to_pfn(pfn);
+	fr->pm_pages = nr_pages;
+	return 0;
+}
+
+/*
+ * The origin's stable names the kernel can see itself, in order of
+ * preference: a partition's PARTUUID (as udev's by-partuuid link names it),
+ * a dm device's uuid, and its name (as frctl names dm devices).
+ */
+enum fr_id_kind { FR_ID_PARTUUID, FR_ID_DM_UUID, FR_ID_DM_NAME, FR_ID_KINDS };
+
+static const char * const fr_id_prefix[FR_ID_KINDS] = {
+	"/dev/disk/by-partuuid/", "dm-uuid-", "dm-name-",
+};
+
+/* The origin's name of one kind: 0, -ENOENT (none that fits) or -ENOMEM. */
+static int fr_origin_id_of(struct dm_fr *fr, enum fr_id_kind kind, char *id)
+{
+	struct block_device *bdev = fr->origin->bdev;
+	struct mapped_device *md;
+	const char *val = NULL;
+	char *buf = NULL;
+	int r = -ENOENT;
+
+	if (kind == FR_ID_PARTUUID) {
+		if (bdev_is_partition(bdev) && bdev->bd_meta_info)
+			val = bdev->bd_meta_info->uuid;
+	} else {
+		md = dm_get_md(bdev->bd_dev);
+		if (!md)
+			return -ENOENT;
+		buf = kmalloc(DM_NAME_LEN + DM_UUID_LEN, GFP_KERNEL);
+		if (!buf)
+			r = -ENOMEM;
+		else if (!dm_copy_name_and_uuid(md, buf, buf + DM_NAME_LEN))
+			val = kind == FR_ID_DM_UUID ? buf + DM_NAME_LEN : buf;
+		dm_put(md);
+	}
+	if (val && val[0] &&
+	    strlen(fr_id_prefix[kind]) + strlen(val) < FR_ORIGIN_ID_LEN) {
+		snprintf(id, FR_ORIGIN_ID_LEN, "%s%s", fr_id_prefix[kind], val);
+		r = 0;
+	}
+	kfree(buf);
+	return r;
+}
+
+/*
+ * What a format records without origin_id: the first stable name that
+ * fits, else dev:MAJ:MIN, which may name another disk after a reboot.
+ */
+static int fr_origin_stable_id(struct dm_fr *fr, char *id)
+{
+	enum fr_id_kind k;
+	int r;
+
+	for (k = 0; k < FR_ID_KINDS; k++) {
+		r = fr_origin_id_of(fr, k, id);
+		if (r != -ENOENT)
+			return r;
+	}
+	snprintf(id, FR_ORIGIN_ID_LEN, "dev:%s", fr->origin->name);
+	return 0;
+}
+
+/*
+ * Is the origin the one the PM was formatted for? origin_id in the table
+ * must equal the recorded id (whoever wrote the table vouches for the
+ * device: frctl resolves the id first). Without it, a recorded name of a
+ * kind the kernel can see must be the origin's; dev:MAJ:MIN, /dev/disk/by-id
+ * names and paths cannot be checked here.
+ */
+static int fr_check_origin_id(struct dm_fr *fr, const char *recorded,
+			      char **error)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	char now[FR_ORIGIN_ID_LEN];
+	enum fr_id_kind k;
+	int r;
+
+	if (fr->arg_origin_id[0]) {
+		if (strcmp(recorded, fr->arg_origin_id)) {
+			DMERR("%s: the PM records origin \"%s\", the table's origin_id is \"%s\"",
+			      name, recorded, fr->arg_origin_id);
+			*error = "PM was formatted for another origin_id than the table's";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (k = 0; k < FR_ID_KINDS; k++) {
+		if (strncmp(recorded, fr_id_prefix[k], strlen(fr_id_prefix[k])))
+			continue;
+		r = fr_origin_id_of(fr, k, now);
+		if (r == -ENOMEM) {
+			*error = "Cannot allocate memory for the origin's name";
+			return r;
+		}
+		if (r)
+			strscpy(now, "(none of that kind)", sizeof(now));
+		if (r || strcmp(recorded, now)) {
+			DMERR("%s: the PM records origin \"%s\", origin %s is \"%s\"",
+			      name, recorded, fr->origin->name, now);
+			*error = "Origin is not the device the PM was formatted for";
+			return -EINVAL;
+		}
+		return 0;
+	}
 	return 0;
 }
 
@@ -986,9 +1153,16 @@ static int fr_prepare_format(struct dm_fr *fr, char **error)
 	}
 	p->stride_slots = fr->arg_stride;
 	p->origin_sectors = ti->len;
-	generate_random_uuid(p->uuid);
-	snprintf(p->origin_id, sizeof(p->origin_id), "dev:%s",
-		 fr->origin->name);
+	if (fr->has_uuid)
+		memcpy(p->uuid, fr->arg_uuid, sizeof(p->uuid));
+	else
+		generate_random_uuid(p->uuid);
+	if (fr->arg_origin_id[0]) {
+		strscpy(p->origin_id, fr->arg_origin_id, sizeof(p->origin_id));
+	} else if (fr_origin_stable_id(fr, p->origin_id)) {
+		*error = "Cannot allocate memory for the origin's name";
+		return -ENOMEM;
+	}
 
 	r = fr_geometry_layout(&fr->cache.geo, fr->pm_bytes, p, &why);
 	if (r) {
@@ -1001,7 +1175,10 @@ static int fr_prepare_format(struct dm_fr *fr, char **error)
 static int fr_prepare_recover(struct dm_fr *fr, char **error)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
+	const struct fr_sb_disk *sb = fr->pm_addr;
+	char origin_id[FR_ORIGIN_ID_LEN];
 	const char *why = NULL;
+	u8 uuid[16];
 	int r;
 
 	r = fr_cache_attach(&fr->cache, fr->pm_addr, fr->pm_bytes, NULL, NULL,
@@ -1010,6 +1187,21 @@ static int fr_prepare_recover(struct dm_fr *fr, char **error)
 		*error = (char *)why;
 		return r;
 	}
+	if (fr_pm_read(uuid, sb->uuid, sizeof(uuid)) ||
+	    fr_pm_read(origin_id, sb->origin_id, sizeof(origin_id))) {
+		*error = "superblock unreadable (machine check)";
+		return -EIO;
+	}
+	origin_id[FR_ORIGIN_ID_LEN - 1] = 0;
+	if (fr->has_uuid && memcmp(uuid, fr->arg_uuid, sizeof(uuid))) {
+		DMERR("%s: the PM's uuid is %pUb, the table's %pUb",
+		      dm_table_device_name(fr->ti->table), uuid, fr->arg_uuid);
+		*error = "PM has another uuid than the table's uuid argument";
+		return -EINVAL;
+	}
+	r = fr_check_origin_id(fr, origin_id, error);
+	if (r)
+		return r;
 	if ((fr->arg_chunk_size &&
 	     fr->arg_chunk_size != g->chunk_sectors << SECTOR_SHIFT) ||
 	    (fr->arg_region_size &&
@@ -1071,35 +1263,98 @@ static int fr_init_pm(struct dm_fr *fr)
 	return 0;
 }
 
-static int fr_claim_devices(struct dm_fr *fr, char **error)
+/* Physical page ranges [a, a + na) and [b, b + nb) overlap. */
+static bool fr_pfns_overlap(unsigned long a, unsigned long na,
+			    unsigned long b, unsigned long nb)
+{
+	return a < b + nb && b < a + na;
+}
+
+/*
+ * Does any page of a DAX-capable origin lie in [pfn, pfn + n)? Walked in
+ * pieces: the origin may be a concatenation, and a piece with a known bad
+ * block does not map at all (its pages are then asked one by one).
+ */
+static bool fr_origin_on_pfns(struct dm_dev *origin, unsigned long pfn,
+			      unsigned long n)
+{
+	struct block_device *bdev = origin->bdev;
+	pgoff_t pgoff = get_start_sect(bdev) >> PAGE_SECTORS_SHIFT;
+	long left = bdev_nr_sectors(bdev) >> PAGE_SECTORS_SHIFT, got;
+	bool hit = false;
+	pfn_t p;
+	int id;
+
+	if (!origin->dax_dev)
+		return false;
+	id = dax_read_lock();
+	while (left > 0 && !hit) {
+		got = dax_direct_access(origin->dax_dev, pgoff,
+					min_t(long, left, 512), DAX_ACCESS,
+					NULL, &p);
+		if (got <= 0)
+			got = 1;
+		else
+			hit = fr_pfns_overlap(pfn_t_to_pfn(p), got, pfn, n);
+		pgoff += got;
+		left -= got;
+		cond_resched();
+	}
+	dax_read_unlock(id);
+	return hit;
+}
+
+/* Do the two targets share PM pages, or an origin, or use each other's? */
+static const char *fr_conflict(struct dm_fr *fr, struct dm_fr *o)
 {
 	dev_t pm = fr->pm_dev->bdev->bd_dev, origin = fr->origin->bdev->bd_dev;
-	struct dm_fr *o;
-	int r = 0;
+	dev_t opm = o->pm_dev->bdev->bd_dev, oorigin = o->origin->bdev->bd_dev;
 
+	if (opm == pm || fr_pfns_overlap(fr->pm_pfn, fr->pm_pages,
+					  o->pm_pfn, o->pm_pages))
+		return "PM overlaps the PM of another dm-fr target";
+	if (oorigin == pm || fr_origin_on_pfns(o->origin, fr->pm_pfn,
+						fr->pm_pages))
+		return "PM overlaps the origin of another dm-fr target";
+	if (opm == origin || fr_origin_on_pfns(fr->origin, o->pm_pfn,
+						o->pm_pages))
+		return "Origin overlaps the PM of another dm-fr target";
+	if (oorigin == origin)
+		return "Origin is in use by another dm-fr target";
+	return NULL;
+}
+
+/*
+ * Register the target unless it conflicts with one already constructed:
+ * of another device, or of this same table (two targets in one table are
+ * live at once). The same device's other table is a reload.
+ */
+static int fr_claim_devices(struct dm_fr *fr, char **error)
+{
+	const char *why = NULL;
+	struct dm_fr *o;
+
+	if (fr_origin_on_pfns(fr->origin, fr->pm_pfn, fr->pm_pages)) {
+		*error = "Origin and PM share pages";
+		return -EINVAL;
+	}
 	fr->md = dm_table_get_md(fr->ti->table);
 	mutex_lock(&fr_targets_lock);
 	list_for_each_entry(o, &fr_targets, node) {
-		dev_t opm = o->pm_dev->bdev->bd_dev;
-		dev_t oorigin = o->origin->bdev->bd_dev;
-
-		if (o->md == fr->md)
+		if (o->md == fr->md && o->ti->table != fr->ti->table)
 			continue;
-		if (opm == pm || oorigin == pm) {
-			*error = "PM device is in use by another dm-fr device";
-			r = -EBUSY;
+		why = fr_conflict(fr, o);
+		if (why)
 			break;
-		}
-		if (oorigin == origin || opm == origin) {
-			*error = "Origin device is in use by another dm-fr device";
-			r = -EBUSY;
-			break;
-		}
 	}
-	if (!r)
+	if (!why)
 		list_add(&fr->node, &fr_targets);
 	mutex_unlock(&fr_targets_lock);
-	return r;
+	if (why) {
+		*error = (char *)why;
+		return -EBUSY;
+	}
+	return 0;
 }
 
 static int fr_fill_setup(struct dm_fr *fr)
@@ -1177,6 +1432,15 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Requires <origin dev> <pm dev> [<#opt args> <opt args>...]";
 		return -EINVAL;
 	}
+	/*
+	 * Even a clean load writes: recovery repairs and rewrites tags on the
+	 * PM, reads fill it, writeback writes the origin. Refused rather than
+	 * half honoured (docs/target-interface.md).
+	 */
+	if (!(dm_table_get_mode(ti->table) & FR_MODE_WRITE)) {
+		ti->error = "Read-only tables are not supported (dm-fr writes the PM and the origin)";
+		return -EROFS;
+	}
 	fr = kzalloc(sizeof(*fr), GFP_KERNEL);
 	if (!fr) {
 		ti->error = "Cannot allocate target context";
@@ -1208,9 +1472,14 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
-	r = fr_claim_devices(fr, &ti->error);
-	if (r)
+	if (bdev_read_only(fr->origin->bdev) ||
+	    bdev_read_only(fr->pm_dev->bdev)) {
+		ti->error = bdev_read_only(fr->origin->bdev) ?
+			    "Origin device is read-only" :
+			    "PM device is read-only";
+		r = -EROFS;
 		goto bad;
+	}
 	r = parse_features(fr, &as, &ti->error);
 	if (r)
 		goto bad;
@@ -1225,6 +1494,9 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = fr_map_pm(fr, &ti->error);
+	if (r)
+		goto bad;
+	r = fr_claim_devices(fr, &ti->error);
 	if (r)
 		goto bad;
 
@@ -1378,6 +1650,8 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		       READ_ONCE(fr->wb_unreadable));
 		break;
 	case STATUSTYPE_TABLE:
+		n += fr->has_uuid ? 2 : 0;
+		n += fr->arg_origin_id[0] ? 2 : 0;
 		n += fr->arg_chunk_size ? 2 : 0;
 		n += fr->arg_region_size ? 2 : 0;
 		n += fr->arg_stride ? 2 : 0;
@@ -1389,6 +1663,10 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		n += fr->cleaner ? 1 : 0;
 		n += fr->read_fill ? 0 : 1;
 		DMEMIT("%s %s %u", fr->origin->name, fr->pm_dev->name, n);
+		if (fr->has_uuid)
+			DMEMIT(" uuid %16phN", fr->arg_uuid);
+		if (fr->arg_origin_id[0])
+			DMEMIT(" origin_id %s", fr->arg_origin_id);
 		if (fr->arg_chunk_size)
 			DMEMIT(" chunk_size %u", fr->arg_chunk_size);
 		if (fr->arg_region_size)

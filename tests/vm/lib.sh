@@ -12,7 +12,8 @@
 #   module:   fr_load, fr_unload, fr_loaded
 #   PM:       pm_dev, pm_wipe, nvdimm_setup, is_dax
 #   origins:  origin_disk, origin_dev, scratch_dev
-#   dm:       dm_create, fr_table, fr_create, dm_dev, dm_remove, dm_create_fails
+#   dm:       dm_create, fr_table, fr_create, dm_dev, dev_majmin, dm_remove,
+#             dm_create_fails
 #   I/O:      fio_run, fio_verify, fio_write, fio_check, pattern_write,
 #             pattern_check, fr_mount
 #   kernel:   dmesg_since_start, dmesg_expect, dmesg_check, bad_kernel_lines
@@ -361,6 +362,9 @@ dm_dev() {
 	b=$(dmsetup info -c --noheadings -o blkdevname "$1" 2>/dev/null) || fail "no dm device $1"
 	echo "/dev/${b// /}"
 }
+
+# dev_majmin DEV: MAJ:MIN of a block device (as dm prints devices in tables).
+dev_majmin() { printf '%d:%d\n' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
 
 # dm_create NAME TABLE: create a dm device (removed at cleanup) and print its
 # /dev/dm-N.

@@ -115,22 +115,34 @@ static int list_fr_devs(char ***names, int *count)
 struct table_opts {
 	long long wb_period, wb_defer, high, low, jobs;	/* -1: kernel default */
 	bool cleaner, no_read_fill;
+	/* The PM's identity, from its superblock: "" leaves it out. */
+	char uuid[33];				/* 32 hex digits */
+	char origin_id[FR_ORIGIN_ID_LEN];	/* when checked (or --force) */
 };
 
 static void table_opts_init(struct table_opts *t)
 {
+	memset(t, 0, sizeof(*t));
 	t->wb_period = t->wb_defer = t->high = t->low = t->jobs = -1;
-	t->cleaner = t->no_read_fill = false;
 }
 
 static void table_opts_string(const struct table_opts *t, char *out,
 			      size_t len)
 {
-	char args[256] = "";
+	char args[400] = "";
 	int n = 0;
 	size_t o = 0;
 
 #define ADD(...) do { o += (size_t)snprintf(args + o, sizeof(args) - o, __VA_ARGS__); } while (0)
+	/* First, as the kernel prints them back. */
+	if (t->uuid[0]) {
+		ADD(" uuid %s", t->uuid);
+		n += 2;
+	}
+	if (t->origin_id[0]) {
+		ADD(" origin_id %s", t->origin_id);
+		n += 2;
+	}
 	if (t->wb_period >= 0) {
 		ADD(" writeback_period %lld", t->wb_period);
 		n += 2;
@@ -221,15 +233,30 @@ static int dev_arg(const char *path, char *out, size_t len)
 	return S_ISBLK(st.st_mode) ? 0 : 1;
 }
 
+/* The kernel takes an origin_id of printable characters, no space or '\\'. */
+static bool table_word(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~' || *s == '\\')
+			return false;
+	return true;
+}
+
 /*
  * What create and autoactivate share: check that origin is the PM's origin,
- * build the table and create the device. 0 or an exit code.
+ * build the table and create the device. 0 or an exit code. The table binds
+ * the PM's uuid always, and the recorded origin id once it is checked here
+ * (or --force overrides): the kernel then refuses another PM, and does not
+ * second-guess the origin (docs/target-interface.md).
  */
 static int create_device(const char *name, const char *pm, const char *origin,
-			 const struct table_opts *to, bool force, bool dry,
+			 const struct table_opts *opts_in, bool force, bool dry,
 			 bool quiet)
 {
-	char pmarg[PATH_MAX], orarg[PATH_MAX], opts[300], params[PATH_MAX * 2 + 320];
+	char pmarg[PATH_MAX], orarg[PATH_MAX], opts[500], params[PATH_MAX * 2 + 520];
+	struct table_opts tbl = *opts_in, *to = &tbl;
 	char idbuf[FR_ORIGIN_ID_LEN], hex[33], dm_uuid[40], recorded[PATH_MAX];
 	char other[FRCTL_DM_NAME_LEN];
 	struct fr_geometry g;
@@ -266,6 +293,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 	uuid_hex(sb->uuid, hex);
 	free(buf);
 	snprintf(dm_uuid, sizeof(dm_uuid), FR_UUID_PREFIX "%s", hex);
+	snprintf(to->uuid, sizeof(to->uuid), "%s", hex);
 
 	fd = open(origin, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -293,10 +321,18 @@ static int create_device(const char *name, const char *pm, const char *origin,
 			fr_warn("%s was formatted for origin %s, using %s as told",
 				pm, idbuf, origin);
 		}
-	} else if (!quiet) {
-		fr_warn("cannot find the recorded origin %s to compare it with %s",
-			idbuf[0] ? idbuf : "(none)", origin);
+		snprintf(to->origin_id, sizeof(to->origin_id), "%s", idbuf);
+	} else {
+		if (!quiet)
+			fr_warn("cannot find the recorded origin %s to compare it with %s",
+				idbuf[0] ? idbuf : "(none)", origin);
+		if (force)
+			snprintf(to->origin_id, sizeof(to->origin_id), "%s",
+				 idbuf);
 	}
+	/* An id the table cannot carry is left to the kernel's own check. */
+	if (!table_word(to->origin_id))
+		to->origin_id[0] = 0;
 
 	if (dev_arg(origin, orarg, sizeof(orarg)) < 0 ||
 	    dev_arg(pm, pmarg, sizeof(pmarg)) < 0)

@@ -4,10 +4,13 @@
  * the superblock (63 bytes at most), so that frctl create and udev
  * auto-activation can find the origin again and refuse the wrong one.
  *
- * An id is either an absolute path (an image file, a /dev/disk/by-path link),
- * a bare name under /dev/disk/by-id/, or "dev:MAJOR:MINOR" as the kernel
- * writes it when it formats the PM itself (table argument "fresh"). A bare "dm-uuid-X" or "dm-name-X"
- * is also found through sysfs when udev made no link (a guest without udev).
+ * An id is either an absolute path (an image file, a /dev/disk/by-path link,
+ * the /dev/disk/by-partuuid link the kernel records for a partition), a bare
+ * name under /dev/disk/by-id/, or "dev:MAJOR:MINOR" as the kernel writes it
+ * when it formats the PM itself (table argument "fresh") and knows no better
+ * name. A bare "dm-uuid-X" or "dm-name-X" (frctl's and the kernel's name for
+ * a dm origin) is also found through sysfs when udev made no link (a guest
+ * without udev).
  */
 #include <dirent.h>
 #include <errno.h>

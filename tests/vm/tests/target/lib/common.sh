@@ -240,3 +240,27 @@ fs_roundtrip() {
 	umount "$mnt"
 	FS_MANIFEST=$man
 }
+
+# ---------------------------------------------------------------- refusals
+
+# fr_refused WHY TABLE ERE [dmsetup create options...]: the table must be
+# refused (no device left behind) with a new "fr: " kernel line whose reason
+# matches ERE.  Logs the reason.
+fr_refused() {
+	local why=$1 table=$2 want=$3 before reason err
+	shift 3
+	before=$(dmesg_count ': fr: ')
+	if err=$(dmsetup create frbad "$@" --table "$table" 2>&1); then
+		_dm_remove_quiet frbad
+		fail "$why: accepted, but must be refused: $table"
+	fi
+	udevadm settle 2>/dev/null
+	if dmsetup info frbad >/dev/null 2>&1; then
+		dmsetup remove --retry frbad
+		fail "$why: the refused table left a device behind"
+	fi
+	[ "$(dmesg_count ': fr: ')" -gt "$before" ] || fail "$why: refused without an 'fr: <reason>' kernel line ($err)"
+	reason=$(dmesg_since_start | grep ': fr: ' | tail -n 1 | sed 's/.*: fr: //')
+	log "$why: refused: $reason"
+	printf '%s\n' "$reason" | grep -Eq -- "$want" || fail "$why: the reason '$reason' does not match /$want/"
+}
