@@ -1048,7 +1048,11 @@ static int fr_origin_id_of(struct dm_fr *fr, enum fr_id_kind kind, char *id)
 	}
 	if (val && val[0] &&
 	    strlen(fr_id_prefix[kind]) + strlen(val) < FR_ORIGIN_ID_LEN) {
-		snprintf(id, FR_ORIGIN_ID_LEN, "%s%s", fr_id_prefix[kind], val);
+		size_t plen = strlen(fr_id_prefix[kind]);
+
+		/* It fits (checked above): no snprintf truncation to fear. */
+		memcpy(id, fr_id_prefix[kind], plen);
+		strscpy(id + plen, val, FR_ORIGIN_ID_LEN - plen);
 		r = 0;
 	}
 	kfree(buf);
