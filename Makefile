@@ -3,7 +3,10 @@
 #   make              build the kernel module (dm-fr/) and frctl (userspace/frctl/)
 #   make check        every test: host tests, then the VM suite on the real kernel
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
-#   make check-full   check plus the slow suites (long simulator runs, kernel matrix)
+#   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
+#                     the debug-kernel lane)
+#   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
+#                     built from Debian's linux-source (cached: tests/vm/debug-kernel)
 #   make demo         boot a VM and show dm-fr against the bare origin
 #   make bench        the benchmark suite (bench/results/)
 #   make deps         install what the above need (Debian packages, a venv for virtme-ng)
@@ -16,7 +19,7 @@ export KVER
 # The kernels check-full runs the full VM suite on.
 MATRIX ?= 6.1 6.12
 
-.PHONY: all module frctl check check-host check-vm check-full demo bench deps \
+.PHONY: all module frctl check check-host check-vm check-full check-debug demo bench deps \
 	install clean
 
 all: module frctl
@@ -42,7 +45,13 @@ check-full: deps
 	tests/check-host full
 	st=0; for k in $(MATRIX); do \
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
-	done; exit $$st
+	done; \
+	$(MAKE) check-debug || st=1; \
+	exit $$st
+
+check-debug: deps
+	tests/vm/debug-kernel/build
+	tests/vm/run --kver debug --suite full
 
 demo: deps
 	$(MAKE) module
