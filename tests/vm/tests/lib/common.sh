@@ -1,0 +1,265 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# tests/vm/tests/lib/common.sh: helpers shared by the fr target's cases (any
+# group).  Sourced by a case after tests/vm/lib.sh; the runner never takes a
+# file under lib/ for a case.  Everything here is built on lib.sh's helpers.
+#
+#   status:  frs, fr_status_log, fr_wait_dirty_zero, tlog
+#   PM:      pm_slice (a small DAX-capable PM: dm-linear over the boot's PM)
+#   data:    dev_sum, tree_write, tree_manifest, tree_check
+#   fs:      fs_mkfs, fs_fsck, fs_roundtrip
+#   kernel:  dmesg_count, recovered_line
+#   misc:    msg, msg_fails, holders_empty, excl_open
+
+# tlog MSG: log with the seconds since the case began (where the time goes).
+tlog() { log "[${SECONDS}s] $*"; }
+
+# The fields of `dmsetup status` after "<start> <len> fr", in order
+# (docs/target-interface.md).
+FR_STATUS_FIELDS=(state chunk_sectors chunks_total chunks_valid chunks_dirty
+	read_hits read_misses write_hits write_misses forced_writebacks
+	writeback_rounds chunks_written_back origin_errors pm_errors read_fills
+	cleaner unreadable)
+
+# frs NAME FIELD: print one status field of the fr device NAME.
+frs() {
+	local line i f
+	local -a w
+	line=$(dmsetup status "$1") || fail "dmsetup status $1 failed"
+	read -ra w <<< "$line"
+	[ "${w[2]}" = fr ] || fail "$1 is not an fr device: $line"
+	[ ${#w[@]} -ge $((3 + ${#FR_STATUS_FIELDS[@]})) ] ||
+		fail "status of $1 has ${#w[@]} words, want at least $((3 + ${#FR_STATUS_FIELDS[@]})): $line"
+	for i in "${!FR_STATUS_FIELDS[@]}"; do
+		f=${FR_STATUS_FIELDS[$i]}
+		if [ "$f" = "$2" ]; then
+			echo "${w[$((3 + i))]}"
+			return 0
+		fi
+	done
+	fail "frs: no status field '$2'"
+}
+
+# fr_status_log NAME [LABEL]: log the status of NAME with the field names.
+fr_status_log() {
+	local line i out=
+	local -a w
+	line=$(dmsetup status "$1") || fail "dmsetup status $1 failed"
+	read -ra w <<< "$line"
+	for i in "${!FR_STATUS_FIELDS[@]}"; do
+		out="$out ${FR_STATUS_FIELDS[$i]}=${w[$((3 + i))]:-?}"
+	done
+	log "[${SECONDS}s] status ${2:-$1}:$out"
+}
+
+# fr_wait_dirty_zero NAME SECONDS: wait until the device has no dirty chunk.
+fr_wait_dirty_zero() {
+	local n=$(($2 * 10))
+	while [ "$(frs "$1" chunks_dirty)" != 0 ]; do
+		n=$((n - 1))
+		[ $n -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# msg NAME WORDS...: send a message to dm device NAME; fail the test if refused.
+msg() {
+	local name=$1
+	shift
+	dmsetup message "$name" 0 "$@" || fail "dmsetup message $name 0 $* was refused"
+}
+
+# msg_fails NAME WORDS...: the message must be refused (and not hang).
+msg_fails() {
+	local name=$1 rc=0
+	shift
+	timeout 60 dmsetup message "$name" 0 "$@" > /dev/null 2>&1 || rc=$?
+	[ $rc != 124 ] || fail "dmsetup message $name 0 $* hung (60 s)"
+	[ $rc != 0 ] || fail "dmsetup message $name 0 $* was accepted but must be refused"
+}
+
+# pm_slice NAME MIB [OFFSET_MIB]: a DAX-capable PM device of MIB MiB: a
+# dm-linear device over the boot's PM at OFFSET_MIB (default 0), removed at
+# cleanup.  Its first MiB is zeroed (no old dm-fr or dm-writecache superblock).
+# Prints its /dev/dm-N.  A small PM in front of a larger origin is what makes
+# slots collide, forced writebacks happen and the cache wrap around.
+pm_slice() {
+	local name=$1 mib=$2 off=${3:-0} pm total dev
+	pm=$(pm_dev)
+	total=$(blockdev --getsize64 "$pm")
+	[ $(((off + mib) << 20)) -le "$total" ] || fail "pm_slice: $mib MiB at $off MiB does not fit in $pm"
+	dev=$(dm_create "$name" "0 $((mib << 11)) linear $pm $((off << 11))")
+	is_dax "$dev" || fail "pm_slice: dm-linear over $pm is not DAX-capable"
+	pm_wipe "$dev" 1
+	echo "$dev"
+}
+
+# dev_sum DEV [BYTES]: sha256 of the first BYTES (default: all) of DEV, read
+# with direct I/O.
+dev_sum() {
+	local bytes=${2:-$(blockdev --getsize64 "$1")}
+	dd if="$1" bs=1M count="$bytes" iflag=direct,count_bytes status=none | sha256sum | cut -d' ' -f1
+}
+
+# dmesg_count ERE: kernel lines since the test began that match ERE.
+dmesg_count() { dmesg_since_start | grep -Ec -- "$1" || true; }
+
+# recovered_line: the last "recovered N valid chunks (M dirty)" line dm-fr
+# logged since the test began, as "N M" (empty when none).
+recovered_line() {
+	dmesg_since_start | grep -Eo 'recovered [0-9]+ valid chunks \([0-9]+ dirty\)' | tail -n 1 |
+		sed -E 's/recovered ([0-9]+) valid chunks \(([0-9]+) dirty\)/\1 \2/'
+}
+
+# holders_empty DEV: no device-mapper (or other) device holds DEV.
+holders_empty() {
+	local b
+	b=$(basename "$(readlink -f "$1")")
+	[ -z "$(ls "/sys/class/block/$b/holders" 2>/dev/null)" ]
+}
+
+# excl_open DEV: DEV can be opened exclusively (O_EXCL: nobody claims it).
+excl_open() {
+	python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_RDONLY | os.O_EXCL))' "$1" 2>/dev/null
+}
+
+# ---------------------------------------------------------------- file systems
+
+# fs_mkfs TYPE DEV: make a file system (ext4, xfs or btrfs), quietly.
+fs_mkfs() {
+	case $1 in
+	ext4) mkfs.ext4 -q -F "$2" ;;
+	xfs) mkfs.xfs -q -f "$2" ;;
+	btrfs) mkfs.btrfs -q -f "$2" ;;
+	*) fail "fs_mkfs: unknown type $1" ;;
+	esac > "$FR_OUT/mkfs-$1.log" 2>&1 || { cat "$FR_OUT/mkfs-$1.log"; fail "mkfs.$1 on $2 failed"; }
+}
+
+# fs_fsck TYPE DEV: a read-only check of an unmounted file system; fails the
+# test (with the checker's output) unless it is clean.
+fs_fsck() {
+	local log=$FR_OUT/fsck-$1-$(date +%s%N).log rc=0
+	case $1 in
+	ext4) e2fsck -fn "$2" ;;
+	xfs) xfs_repair -n "$2" ;;
+	btrfs) btrfs check --readonly "$2" ;;
+	*) fail "fs_fsck: unknown type $1" ;;
+	esac > "$log" 2>&1 || rc=$?
+	if [ $rc != 0 ]; then
+		tail -n 30 "$log" >&2
+		fail "fsck of $1 on $2 is not clean (status $rc; $log)"
+	fi
+}
+
+# tree_write DIR SEED: a file workload in DIR: a directory tree of files of
+# 1 KiB .. 1 MiB (content: SEED's pattern), then overwrites in place, appends,
+# renames, deletes, hard links and an fsync'd fio job with crc32c verification;
+# about 14 MiB in all.  Ends with sync.
+tree_write() {
+	local d=$1 seed=$2 i sz
+	mkdir -p "$d/a/b/c" "$d/x" "$d/y"
+	for i in $(seq 1 20); do
+		sz=$(( (i * i * 2711) % 1024 + 1 ))
+		_pattern "$seed-f$i" $((sz << 10)) > "$d/a/f$i"
+	done
+	for i in $(seq 1 12); do
+		_pattern "$seed-s$i" $((i * 777)) > "$d/a/b/c/s$i"
+	done
+	# Overwrite the middle of some files in place, append to others.
+	for i in 3 7 11; do
+		_pattern "$seed-o$i" 8192 | dd of="$d/a/f$i" bs=4096 seek=1 conv=notrunc status=none
+	done
+	for i in 4 8; do
+		_pattern "$seed-p$i" 100000 >> "$d/a/f$i"
+	done
+	mv "$d/a/f5" "$d/x/moved5"
+	rm -f "$d/a/f6" "$d/a/b/c/s2"
+	ln "$d/a/f9" "$d/y/link9"
+	sync
+	fio --name=fsjob --directory="$d/x" --rw=randwrite --bsrange=4k-64k --size=2M \
+		--numjobs=2 --ioengine=psync --fsync=8 --verify=crc32c --verify_fatal=1 \
+		--randrepeat=1 --randseed=7 > "$FR_OUT/fio-fsjob-$seed.log" 2>&1 ||
+		{ tail -n 20 "$FR_OUT/fio-fsjob-$seed.log" >&2; fail "fio in the file system failed"; }
+	sync
+}
+
+# tree_manifest DIR: sha256 of every file under DIR (sorted, relative paths).
+tree_manifest() {
+	(cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+}
+
+# tree_check DIR MANIFEST: the files under DIR are exactly those of MANIFEST.
+tree_check() {
+	local now
+	now=$(tree_manifest "$1")
+	if [ "$now" != "$2" ]; then
+		diff <(printf '%s\n' "$2") <(printf '%s\n' "$now") | head -n 20 >&2
+		fail "files under $1 differ from the manifest"
+	fi
+	[ -n "$now" ] || fail "no files under $1"
+}
+
+# fs_roundtrip TYPE ORIGIN PM NAME: a file system of TYPE on a new fr device
+# NAME over ORIGIN with PM: mkfs, mount, tree_write, a manifest, unmount, fsck
+# clean; remove the fr device (no flush) and create it again without fresh
+# (recovery), mount, the same files, unmount, fsck clean; then "flush" and
+# remove, and the ORIGIN ALONE is a clean file system with the same files.
+# Leaves the final manifest in FS_MANIFEST.
+fs_roundtrip() {
+	local type=$1 origin=$2 pm=$3 name=$4 dev mnt man
+	dev=$(fr_create "$name" "$origin" "$pm" fresh)
+	fs_mkfs "$type" "$dev"
+	mnt=$(fr_mount "$dev")
+	tree_write "$mnt" "$name-$type"
+	man=$(tree_manifest "$mnt")
+	log "[${SECONDS}s] $type: $(printf '%s\n' "$man" | wc -l) files, $(du -sh "$mnt" | cut -f1) used"
+	umount "$mnt"
+	fr_status_log "$name" "$type before reload"
+	fs_fsck "$type" "$dev"
+
+	dm_remove "$name"
+	dev=$(fr_create "$name" "$origin" "$pm")
+	log "[${SECONDS}s] $type: reloaded, $(recovered_line | awk '{ print $1 " valid, " $2 " dirty chunks recovered" }')"
+	mount "$dev" "$mnt" || fail "mount of $type after the reload failed"
+	tree_check "$mnt" "$man"
+	# The file system keeps working after the reload.
+	_pattern "$name-after" 3M > "$mnt/after-reload"
+	sync
+	man=$(tree_manifest "$mnt")
+	umount "$mnt"
+	fs_fsck "$type" "$dev"
+
+	msg "$name" flush
+	assert_eq "$(frs "$name" chunks_dirty)" 0 "dirty after flush"
+	dm_remove "$name"
+	fs_fsck "$type" "$origin"
+	mount -o ro "$origin" "$mnt" || fail "mount of the origin alone failed"
+	tree_check "$mnt" "$man"
+	umount "$mnt"
+	FS_MANIFEST=$man
+}
+
+# ---------------------------------------------------------------- refusals
+
+# fr_refused WHY TABLE ERE [dmsetup create options...]: the table must be
+# refused (no device left behind) with a new "fr: " kernel line whose reason
+# matches ERE.  Logs the reason.
+fr_refused() {
+	local why=$1 table=$2 want=$3 before reason err
+	shift 3
+	before=$(dmesg_count ': fr: ')
+	if err=$(dmsetup create frbad "$@" --table "$table" 2>&1); then
+		_dm_remove_quiet frbad
+		fail "$why: accepted, but must be refused: $table"
+	fi
+	udevadm settle 2>/dev/null
+	if dmsetup info frbad >/dev/null 2>&1; then
+		dmsetup remove --retry frbad
+		fail "$why: the refused table left a device behind"
+	fi
+	[ "$(dmesg_count ': fr: ')" -gt "$before" ] || fail "$why: refused without an 'fr: <reason>' kernel line ($err)"
+	reason=$(dmesg_since_start | grep ': fr: ' | tail -n 1 | sed 's/.*: fr: //')
+	log "$why: refused: $reason"
+	printf '%s\n' "$reason" | grep -Eq -- "$want" || fail "$why: the reason '$reason' does not match /$want/"
+}
