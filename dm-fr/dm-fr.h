@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel side of dm-fr: the target's state, shared by the bio glue
- * (fr-target.c) and the writeback worker (fr-writeback.c). The protocol
- * itself lives in fr-core.c.
+ * The kernel side of dm-fr: the target's state, and the narrow interfaces
+ * between its files:
+ *
+ *   fr-target.c     table line, suspend/resume hooks, status, messages
+ *   fr-io.c         map, stripe locks, bio <-> PM copies, deferred bios
+ *   fr-fill.c       read fill: its buffer pool, reads and installs
+ *   fr-load.c       DAX mapping, device registry, format/recovery
+ *   fr-writeback.c  the writeback worker and the flush message
+ *
+ * The protocol itself lives in fr-core.c.
  */
 #ifndef DM_FR_H
 #define DM_FR_H
@@ -84,6 +91,29 @@ struct fr_stage {
 };
 
 struct fr_fill;
+
+enum fr_io_kind {
+	FR_IO_NONE,
+	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
+	FR_IO_READ_MIXED,	/* part PM, part origin */
+	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
+	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
+};
+
+/* Per-bio data. */
+struct fr_io {
+	struct work_struct work;
+	struct dm_fr *fr;
+	enum fr_io_kind kind;
+	struct fr_fill *fills;		/* fill reads only */
+	struct bvec_iter fill_iter;	/* the fill read's data */
+};
+
+/* The stripes a bio's chunks map to (one, most of the time). */
+struct fr_lockset {
+	int single;		/* the only stripe, or -1: see map */
+	DECLARE_BITMAP(map, FR_NR_STRIPES);
+};
 
 /*
  * Lock order, outermost first (a lock is only ever taken with none of the
@@ -188,6 +218,35 @@ static inline struct fr_stripe *fr_stripe_of(struct dm_fr *fr, fr_slot_t s)
 	return &fr->stripes[(from_slot(s) >> FR_STRIPE_SHIFT) &
 			    (FR_NR_STRIPES - 1)];
 }
+
+/* The first and last origin chunk a bio covers. */
+static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
+				 u64 *last)
+{
+	u32 shift = fr->cache.geo.chunk_shift;
+
+	*first = bio->bi_iter.bi_sector >> shift;
+	*last = (bio_end_sector(bio) - 1) >> shift;
+}
+
+/* fr-io.c */
+int fr_map(struct dm_target *ti, struct bio *bio);
+
+/* fr-fill.c */
+u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls);
+u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+int fr_fill_setup(struct dm_fr *fr);
+void fr_fill_teardown(struct dm_fr *fr);
+
+/* fr-load.c */
+int fr_map_pm(struct dm_fr *fr, char **error);
+int fr_claim_devices(struct dm_fr *fr, char **error);
+void fr_release_devices(struct dm_fr *fr);
+int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g);
+int fr_prepare_format(struct dm_fr *fr, char **error);
+int fr_prepare_recover(struct dm_fr *fr, char **error);
+int fr_init_pm(struct dm_fr *fr);
 
 /* fr-writeback.c */
 int fr_writeback_setup(struct dm_fr *fr);
