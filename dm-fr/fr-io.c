@@ -69,43 +69,40 @@ static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
 	}
 }
 
-static void fr_bio_payload(void *arg, void *pm_dst, u32 nr_sectors)
-{
-	struct fr_bio_cursor *cur = arg;
-	size_t left = (size_t)nr_sectors << SECTOR_SHIFT;
-	u8 *dst = pm_dst;
-
-	while (left) {
-		struct bio_vec bv = bio_iter_iovec(cur->bio, cur->iter);
-		size_t n = min_t(size_t, bv.bv_len, left);
-		void *src = bvec_kmap_local(&bv);
-
-		memcpy_flushcache(dst, src, n);
-		kunmap_local(src);
-		dst += n;
-		left -= n;
-		bio_advance_iter_single(cur->bio, &cur->iter, n);
-	}
-}
-
-/* Copy bytes from PM into the bio at its current position. */
-static int fr_copy_to_bio(struct bio *bio, struct bvec_iter *iter,
-			  const u8 *src, size_t bytes)
+/*
+ * Copy bytes between PM and the bio at *iter, advancing it: into PM with
+ * memcpy_flushcache (durable once the core fences), out of PM with
+ * copy_mc_to_kernel, which returns -EIO on a machine check.
+ */
+static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
+		       size_t bytes, bool to_pm)
 {
 	while (bytes) {
 		struct bio_vec bv = bio_iter_iovec(bio, *iter);
 		size_t n = min_t(size_t, bv.bv_len, bytes);
-		void *dst = bvec_kmap_local(&bv);
-		unsigned long left = copy_mc_to_kernel(dst, src, n);
+		void *p = bvec_kmap_local(&bv);
+		unsigned long left = 0;
 
-		kunmap_local(dst);
+		if (to_pm)
+			memcpy_flushcache(pm, p, n);
+		else
+			left = copy_mc_to_kernel(p, pm, n);
+		kunmap_local(p);
 		if (left)
 			return -EIO;
-		src += n;
+		pm += n;
 		bytes -= n;
 		bio_advance_iter_single(bio, iter, n);
 	}
 	return 0;
+}
+
+static void fr_bio_payload(void *arg, void *pm_dst, u32 nr_sectors)
+{
+	struct fr_bio_cursor *cur = arg;
+
+	fr_bio_copy(cur->bio, &cur->iter, pm_dst,
+		    (size_t)nr_sectors << SECTOR_SHIFT, true);
 }
 
 /*
@@ -135,9 +132,10 @@ static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
 				bio_advance_iter(bio, &iter,
 						 (j - i) << SECTOR_SHIFT);
 			else if (fr_fault_pm_read(from_pchunk(hit.pchunk)) ||
-				 fr_copy_to_bio(bio, &iter, (const u8 *)hit.data +
-						((size_t)i << SECTOR_SHIFT),
-						(size_t)(j - i) << SECTOR_SHIFT))
+				 fr_bio_copy(bio, &iter, (u8 *)hit.data +
+					     ((size_t)i << SECTOR_SHIFT),
+					     (size_t)(j - i) << SECTOR_SHIFT,
+					     false))
 				return -EIO;
 			i = j;
 		}
@@ -153,6 +151,36 @@ static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
 	queue_work(fr->io_wq, &io->work);
 }
 
+/* Does PM hold any of these chunks? Caller holds their stripe locks. */
+static bool fr_range_cached(struct dm_fr *fr, u64 first, u64 last)
+{
+	struct fr_hit hit;
+	u64 k;
+
+	for (k = first; k <= last; k++)
+		if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
+			return true;
+	return false;
+}
+
+/*
+ * Send the bio's range to the origin as a clone (op and flags opf, data
+ * the bio's own pages) and wait for it.
+ */
+static blk_status_t fr_origin_wait(struct dm_fr *fr, struct bio *bio,
+				   blk_opf_t opf)
+{
+	struct bio *clone;
+	blk_status_t status;
+
+	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
+	clone->bi_opf = opf;
+	submit_bio_wait(clone);
+	status = clone->bi_status;
+	bio_put(clone);
+	return status;
+}
+
 static void fr_fail_pm(struct dm_fr *fr, struct bio *bio)
 {
 	fr_stat_add(fr, pm_errors, 1);
@@ -164,23 +192,18 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
 	struct fr_write_result res;
 	struct fr_lockset ls;
-	u64 first, last, k;
-	struct fr_hit hit;
+	u64 first, last;
 	int r;
 
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
 
-	if (unlikely(READ_ONCE(fr->cleaner))) {
-		/* What PM does not hold is written through, so dirty drains. */
-		for (k = first; k <= last; k++)
-			if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
-				break;
-		if (k > last) {
-			fr_unlock_range(fr, &ls, false);
-			fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
-			return DM_MAPIO_SUBMITTED;
-		}
+	/* Cleaner: what PM does not hold is written through; dirty drains. */
+	if (unlikely(READ_ONCE(fr->cleaner)) &&
+	    !fr_range_cached(fr, first, last)) {
+		fr_unlock_range(fr, &ls, false);
+		fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
+		return DM_MAPIO_SUBMITTED;
 	}
 
 	r = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
@@ -244,20 +267,6 @@ static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
 	bio_endio(bio);
 }
 
-/* Read the bio's range from the origin into its own pages; wait. */
-static blk_status_t fr_read_origin(struct dm_fr *fr, struct bio *bio)
-{
-	struct bio *clone;
-	blk_status_t status;
-
-	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
-	clone->bi_opf = REQ_OP_READ | (bio->bi_opf & REQ_SYNC);
-	submit_bio_wait(clone);
-	status = clone->bi_status;
-	bio_put(clone);
-	return status;
-}
-
 /*
  * A read of sectors some of which PM holds: read the origin into the bio,
  * then copy what PM holds over it. The origin read runs without the stripe
@@ -281,7 +290,8 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 		epoch = fr_range_epoch(fr, &ls);
 		if (!hold)
 			fr_unlock_range(fr, &ls, false);
-		bio->bi_status = fr_read_origin(fr, bio);
+		bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_READ |
+						(bio->bi_opf & REQ_SYNC));
 		if (!hold)
 			fr_lock_range(fr, first, last, &ls);
 		if (bio->bi_status || hold || fr_range_epoch(fr, &ls) == epoch)
@@ -308,17 +318,12 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 {
 	struct fr_lockset ls;
-	struct fr_hit hit;
-	struct bio *clone;
-	u64 first, last, k;
+	u64 first, last;
 
 	mutex_lock(&fr->wb_lock);
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
-	for (k = first; k <= last; k++)
-		if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
-			break;
-	if (k <= last) {
+	if (fr_range_cached(fr, first, last)) {
 		fr_unlock_range(fr, &ls, false);
 		mutex_unlock(&fr->wb_lock);
 		fr_deferred_write(fr, bio);
@@ -326,11 +331,8 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 	}
 	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	fr_unlock_range(fr, &ls, false);
-	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
-	clone->bi_opf = REQ_OP_WRITE | REQ_FUA | (bio->bi_opf & REQ_SYNC);
-	submit_bio_wait(clone);
-	bio->bi_status = clone->bi_status;
-	bio_put(clone);
+	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
+					(bio->bi_opf & REQ_SYNC));
 	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	mutex_unlock(&fr->wb_lock);
 	if (!bio->bi_status)
@@ -357,7 +359,6 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
 	u64 region_sectors = (u64)g->region_chunks << g->chunk_shift;
 	struct fr_lockset ls;
-	struct bio *clone;
 	u64 pos, end = sector + nr;
 
 	mutex_lock(&fr->wb_lock);
@@ -386,13 +387,8 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 			cond_resched();
 		}
 	}
-	if (bdev_max_discard_sectors(fr->origin->bdev)) {
-		clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO,
-					&fr->bs);
-		submit_bio_wait(clone);
-		bio->bi_status = clone->bi_status;
-		bio_put(clone);
-	}
+	if (bdev_max_discard_sectors(fr->origin->bdev))
+		bio->bi_status = fr_origin_wait(fr, bio, bio->bi_opf);
 	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 	mutex_unlock(&fr->wb_lock);
 	bio_endio(bio);
