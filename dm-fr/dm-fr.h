@@ -102,9 +102,10 @@ enum fr_io_kind {
 
 /* Per-bio data. */
 struct fr_io {
-	struct work_struct work;
+	struct delayed_work work;	/* delayed only to retry a write */
 	struct dm_fr *fr;
 	enum fr_io_kind kind;
+	unsigned int tries;		/* FR_IO_WRITE: origin refusals so far */
 	struct fr_fill *fills;		/* fill reads only */
 	struct bvec_iter fill_iter;	/* the fill read's data */
 };

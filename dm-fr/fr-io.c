@@ -12,7 +12,6 @@
  * cleaner write-through, a discard) go to a worker.
  */
 #include <linux/blkdev.h>
-#include <linux/delay.h>
 
 #include "dm-fr.h"
 
@@ -148,7 +147,7 @@ static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
 			enum fr_io_kind kind)
 {
 	io->kind = kind;
-	queue_work(fr->io_wq, &io->work);
+	queue_delayed_work(fr->io_wq, &io->work, 0);
 }
 
 /* Does PM hold any of these chunks? Caller holds their stripe locks. */
@@ -228,12 +227,17 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
  * at the victim (one origin flush for many chunks, so a burst of collisions
  * costs little), then try again. No slot lock is held across the batch,
  * which takes them itself.
+ *
+ * If the origin refuses the batch, the data stays dirty on PM and the write
+ * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
+ * work item is re-queued with a delay rather than sleeping, so that the
+ * bios queued behind it are not held up.
  */
-static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
+static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
+			      struct bio *bio)
 {
 	struct fr_write_result res;
 	struct fr_lockset ls;
-	unsigned int tries = 0;
 	u64 first, last;
 	int r;
 
@@ -252,10 +256,12 @@ static void fr_deferred_write(struct dm_fr *fr, struct bio *bio)
 		if (r == -EHWPOISON)
 			break;	/* its data is unreadable: it cannot make room */
 		if (r < 0) {
-			/* The origin refuses: the data stays on PM; retry. */
-			if (++tries > FR_CLEAN_RETRIES)
+			if (++io->tries > FR_CLEAN_RETRIES)
 				break;
-			msleep(100 << tries);
+			io->kind = FR_IO_WRITE;
+			queue_delayed_work(fr->io_wq, &io->work,
+					   msecs_to_jiffies(100 << io->tries));
+			return;
 		}
 	}
 	if (r) {
@@ -315,7 +321,8 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
  * PM came to hold part of the range since map, the write goes to PM after
  * all.
  */
-static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
+static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
+				     struct bio *bio)
 {
 	struct fr_lockset ls;
 	u64 first, last;
@@ -326,7 +333,7 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct bio *bio)
 	if (fr_range_cached(fr, first, last)) {
 		fr_unlock_range(fr, &ls, false);
 		mutex_unlock(&fr->wb_lock);
-		fr_deferred_write(fr, bio);
+		fr_deferred_write(fr, io, bio);
 		return;
 	}
 	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
@@ -396,18 +403,19 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 
 static void fr_io_work(struct work_struct *work)
 {
-	struct fr_io *io = container_of(work, struct fr_io, work);
+	struct fr_io *io = container_of(to_delayed_work(work), struct fr_io,
+					work);
 	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
 
 	switch (io->kind) {
 	case FR_IO_WRITE:
-		fr_deferred_write(io->fr, bio);
+		fr_deferred_write(io->fr, io, bio);
 		break;
 	case FR_IO_READ_MIXED:
 		fr_deferred_read_mixed(io->fr, bio);
 		break;
 	case FR_IO_WRITETHROUGH:
-		fr_deferred_writethrough(io->fr, bio);
+		fr_deferred_writethrough(io->fr, io, bio);
 		break;
 	case FR_IO_DISCARD:
 		fr_deferred_discard(io->fr, bio);
@@ -490,8 +498,9 @@ int fr_map(struct dm_target *ti, struct bio *bio)
 
 	io->kind = FR_IO_NONE;
 	io->fr = fr;
+	io->tries = 0;
 	io->fills = NULL;
-	INIT_WORK(&io->work, fr_io_work);
+	INIT_DELAYED_WORK(&io->work, fr_io_work);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	/* Every acknowledged write is already durable: flushes are free. */
