@@ -223,9 +223,12 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 		return -ENOMEM;
 	}
 
+	/* The core's reason goes to the log; ti->error takes literals. */
 	r = fr_geometry_layout(&fr->cache.geo, fr->pm_bytes, p, &why);
 	if (r) {
-		*error = (char *)why;
+		DMERR("%s: cannot lay out the PM: %s",
+		      dm_table_device_name(ti->table), why);
+		*error = "PM too small, or geometry out of range, for this origin";
 		return r;
 	}
 	return 0;
@@ -243,7 +246,9 @@ int fr_prepare_recover(struct dm_fr *fr, char **error)
 	r = fr_cache_attach(&fr->cache, fr->pm_addr, fr->pm_bytes, NULL, NULL,
 			    &why);
 	if (r) {
-		*error = (char *)why;
+		DMERR("%s: cannot use the PM's superblock: %s",
+		      dm_table_device_name(fr->ti->table), why);
+		*error = "PM holds no usable dm-fr superblock";
 		return r;
 	}
 	if (fr_pm_read(uuid, sb->uuid, sizeof(uuid)) ||
@@ -364,23 +369,25 @@ static bool fr_origin_on_pfns(struct dm_dev *origin, unsigned long pfn,
 }
 
 /* Do the two targets share PM pages, or an origin, or use each other's? */
-static const char *fr_conflict(struct dm_fr *fr, struct dm_fr *o)
+static bool fr_conflict(struct dm_fr *fr, struct dm_fr *o, char **error)
 {
 	dev_t pm = fr->pm_dev->bdev->bd_dev, origin = fr->origin->bdev->bd_dev;
 	dev_t opm = o->pm_dev->bdev->bd_dev, oorigin = o->origin->bdev->bd_dev;
 
 	if (opm == pm || fr_pfns_overlap(fr->pm_pfn, fr->pm_pages,
 					  o->pm_pfn, o->pm_pages))
-		return "PM overlaps the PM of another dm-fr target";
-	if (oorigin == pm || fr_origin_on_pfns(o->origin, fr->pm_pfn,
-						fr->pm_pages))
-		return "PM overlaps the origin of another dm-fr target";
-	if (opm == origin || fr_origin_on_pfns(fr->origin, o->pm_pfn,
-						o->pm_pages))
-		return "Origin overlaps the PM of another dm-fr target";
-	if (oorigin == origin)
-		return "Origin is in use by another dm-fr target";
-	return NULL;
+		*error = "PM overlaps the PM of another dm-fr target";
+	else if (oorigin == pm || fr_origin_on_pfns(o->origin, fr->pm_pfn,
+						     fr->pm_pages))
+		*error = "PM overlaps the origin of another dm-fr target";
+	else if (opm == origin || fr_origin_on_pfns(fr->origin, o->pm_pfn,
+						     o->pm_pages))
+		*error = "Origin overlaps the PM of another dm-fr target";
+	else if (oorigin == origin)
+		*error = "Origin is in use by another dm-fr target";
+	else
+		return false;
+	return true;
 }
 
 /*
@@ -390,7 +397,7 @@ static const char *fr_conflict(struct dm_fr *fr, struct dm_fr *o)
  */
 int fr_claim_devices(struct dm_fr *fr, char **error)
 {
-	const char *why = NULL;
+	bool conflict = false;
 	struct dm_fr *o;
 
 	if (fr_origin_on_pfns(fr->origin, fr->pm_pfn, fr->pm_pages)) {
@@ -402,18 +409,14 @@ int fr_claim_devices(struct dm_fr *fr, char **error)
 	list_for_each_entry(o, &fr_targets, node) {
 		if (o->md == fr->md && o->ti->table != fr->ti->table)
 			continue;
-		why = fr_conflict(fr, o);
-		if (why)
+		conflict = fr_conflict(fr, o, error);
+		if (conflict)
 			break;
 	}
-	if (!why)
+	if (!conflict)
 		list_add(&fr->node, &fr_targets);
 	mutex_unlock(&fr_targets_lock);
-	if (why) {
-		*error = (char *)why;
-		return -EBUSY;
-	}
-	return 0;
+	return conflict ? -EBUSY : 0;
 }
 
 /* Leave the registry (a no-op if never registered). */
