@@ -25,12 +25,6 @@
 #define FR_MODE_WRITE		FMODE_WRITE
 #endif
 
-#define FR_DEFAULT_PERIOD_MS	10
-#define FR_DEFAULT_DEFER_MS	5000
-#define FR_DEFAULT_HIGH_WM	50
-#define FR_DEFAULT_LOW_WM	25
-#define FR_DEFAULT_JOBS		64
-#define FR_MAX_JOBS		1024
 #define FR_MAX_PERIOD_MS	3600000
 
 /* Table arguments. */
@@ -45,11 +39,78 @@ static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
 	return 0;
 }
 
-/* Optional arguments that take a value. */
+/*
+ * The tunables: table arguments the "set" message may change at run time.
+ * One entry serves the constructor (parse_features), the message (msg_set)
+ * and the printed table (fr_status), as dm-cache's messages end in the
+ * set_config_value its constructor uses. Each is an unsigned int in struct
+ * dm_fr, printed back (in this order) when it is not its default.
+ */
+struct fr_tunable {
+	const char *name;
+	u32 min, max, def;
+	size_t offset;
+	char *error;		/* out of range: ti->error, or the message's */
+	/* At run time, instead of a plain store; NULL: store. */
+	int (*set)(struct dm_fr *fr, unsigned int v);
+	bool kick;		/* wake the writeback worker after a change */
+};
+
+static const struct fr_tunable fr_tunables[] = {
+	{ "writeback_period", 0, FR_MAX_PERIOD_MS, 10,
+	  offsetof(struct dm_fr, writeback_period_ms),
+	  "Invalid writeback_period (ms, 0..3600000)", NULL, true },
+	{ "writeback_defer", 0, FR_MAX_PERIOD_MS, 5000,
+	  offsetof(struct dm_fr, writeback_defer_ms),
+	  "Invalid writeback_defer (ms, 0..3600000)", NULL, true },
+	{ "high_watermark", 0, 100, 50,
+	  offsetof(struct dm_fr, high_watermark),
+	  "Invalid high_watermark (0..100)", NULL, false },
+	{ "low_watermark", 0, 100, 25,
+	  offsetof(struct dm_fr, low_watermark),
+	  "Invalid low_watermark (0..100)", NULL, false },
+	{ "writeback_jobs", 1, 1024, 64,
+	  offsetof(struct dm_fr, writeback_jobs),
+	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
+};
+
+static const struct fr_tunable *fr_tunable_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
+		if (!strcasecmp(name, fr_tunables[i].name))
+			return &fr_tunables[i];
+	return NULL;
+}
+
+static unsigned int *fr_tunable_ptr(struct dm_fr *fr,
+				    const struct fr_tunable *t)
+{
+	return (unsigned int *)((u8 *)fr + t->offset);
+}
+
+/*
+ * The rule between tunables, with t (if any) changed to v: an error, or
+ * NULL. The constructor checks it once all arguments are in (their order
+ * is free), the message before it changes anything.
+ */
+static const char *fr_tunables_refused(struct dm_fr *fr,
+				       const struct fr_tunable *t, u32 v)
+{
+	unsigned int high = READ_ONCE(fr->high_watermark);
+	unsigned int low = READ_ONCE(fr->low_watermark);
+
+	if (t && t->offset == offsetof(struct dm_fr, high_watermark))
+		high = v;
+	if (t && t->offset == offsetof(struct dm_fr, low_watermark))
+		low = v;
+	return low > high ? "low_watermark is above high_watermark" : NULL;
+}
+
+/* Optional arguments that take a value, besides the tunables. */
 static const char * const fr_valued_args[] = {
-	"chunk_size", "region_size", "stride", "writeback_period",
-	"writeback_defer", "high_watermark", "low_watermark", "writeback_jobs",
-	"uuid", "origin_id",
+	"chunk_size", "region_size", "stride", "uuid", "origin_id",
 };
 
 static bool is_valued_arg(const char *name)
@@ -59,7 +120,7 @@ static bool is_valued_arg(const char *name)
 	for (i = 0; i < ARRAY_SIZE(fr_valued_args); i++)
 		if (!strcasecmp(name, fr_valued_args[i]))
 			return true;
-	return false;
+	return fr_tunable_find(name);
 }
 
 /* 32 hex digits, or the 36-character form with dashes. */
@@ -105,6 +166,7 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 	static const struct dm_arg _args[] = {
 		{0, 23, "Invalid number of optional arguments"},
 	};
+	const struct fr_tunable *t;
 	unsigned int argc;
 	u32 v;
 	int r;
@@ -141,7 +203,14 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 		}
 		val = dm_shift_arg(as);
 		argc--;
-		if (!strcasecmp(name, "chunk_size")) {
+		t = fr_tunable_find(name);
+		if (t) {
+			if (parse_u32(val, t->min, t->max, &v)) {
+				*error = t->error;
+				return -EINVAL;
+			}
+			*fr_tunable_ptr(fr, t) = v;
+		} else if (!strcasecmp(name, "chunk_size")) {
 			if (parse_u32(val, FR_MIN_CHUNK_SECTORS << SECTOR_SHIFT,
 				      FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT, &v) ||
 			    !is_power_of_2(v)) {
@@ -162,36 +231,6 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 				*error = "Invalid stride (slots, > 0)";
 				return -EINVAL;
 			}
-		} else if (!strcasecmp(name, "writeback_period")) {
-			if (parse_u32(val, 0, FR_MAX_PERIOD_MS, &v)) {
-				*error = "Invalid writeback_period (ms, 0..3600000)";
-				return -EINVAL;
-			}
-			fr->writeback_period_ms = v;
-		} else if (!strcasecmp(name, "writeback_defer")) {
-			if (parse_u32(val, 0, FR_MAX_PERIOD_MS, &v)) {
-				*error = "Invalid writeback_defer (ms, 0..3600000)";
-				return -EINVAL;
-			}
-			fr->writeback_defer_ms = v;
-		} else if (!strcasecmp(name, "high_watermark")) {
-			if (parse_u32(val, 0, 100, &v)) {
-				*error = "Invalid high_watermark (0..100)";
-				return -EINVAL;
-			}
-			fr->high_watermark = v;
-		} else if (!strcasecmp(name, "low_watermark")) {
-			if (parse_u32(val, 0, 100, &v)) {
-				*error = "Invalid low_watermark (0..100)";
-				return -EINVAL;
-			}
-			fr->low_watermark = v;
-		} else if (!strcasecmp(name, "writeback_jobs")) {
-			if (parse_u32(val, 1, FR_MAX_JOBS, &v)) {
-				*error = "Invalid writeback_jobs (1..1024)";
-				return -EINVAL;
-			}
-			fr->writeback_jobs = v;
 		} else if (!strcasecmp(name, "uuid")) {
 			if (parse_uuid(val, fr->arg_uuid)) {
 				*error = "Invalid uuid (32 hex digits, dashes allowed)";
@@ -208,7 +247,7 @@ static int parse_features(struct dm_fr *fr, struct dm_arg_set *as,
 			return -EINVAL;
 		}
 	}
-	if (fr->low_watermark > fr->high_watermark) {
+	if (fr_tunables_refused(fr, NULL, 0)) {
 		*error = "low_watermark is above high_watermark";
 		return -EINVAL;
 	}
@@ -263,11 +302,8 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	fr->ti = ti;
 	INIT_LIST_HEAD(&fr->node);
 	fr->read_fill = true;
-	fr->writeback_period_ms = FR_DEFAULT_PERIOD_MS;
-	fr->writeback_defer_ms = FR_DEFAULT_DEFER_MS;
-	fr->high_watermark = FR_DEFAULT_HIGH_WM;
-	fr->low_watermark = FR_DEFAULT_LOW_WM;
-	fr->writeback_jobs = FR_DEFAULT_JOBS;
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
+		*fr_tunable_ptr(fr, &fr_tunables[i]) = fr_tunables[i].def;
 
 	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
 			  &fr->origin);
@@ -441,13 +477,66 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 	}
 }
 
+/*
+ * The optional arguments of the printed table, each decided once: the
+ * words and their count. At most 307 characters (uuid, a 63-character
+ * origin_id, every value at its widest, both flags).
+ */
+struct fr_table_args {
+	char buf[384];
+	size_t len;
+	unsigned int n;
+};
+
+static __printf(3, 4) void fr_table_arg(struct fr_table_args *a,
+					 unsigned int words,
+					 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	a->len += vscnprintf(a->buf + a->len, sizeof(a->buf) - a->len, fmt, ap);
+	va_end(ap);
+	WARN_ON_ONCE(a->len >= sizeof(a->buf) - 1);
+	a->n += words;
+}
+
+static void fr_table_args(struct dm_fr *fr, struct fr_table_args *a)
+{
+	unsigned int i, v;
+
+	a->buf[0] = 0;
+	a->len = 0;
+	a->n = 0;
+	if (fr->has_uuid)
+		fr_table_arg(a, 2, " uuid %16phN", fr->arg_uuid);
+	if (fr->arg_origin_id[0])
+		fr_table_arg(a, 2, " origin_id %s", fr->arg_origin_id);
+	if (fr->arg_chunk_size)
+		fr_table_arg(a, 2, " chunk_size %u", fr->arg_chunk_size);
+	if (fr->arg_region_size)
+		fr_table_arg(a, 2, " region_size %u", fr->arg_region_size);
+	if (fr->arg_stride)
+		fr_table_arg(a, 2, " stride %llu", fr->arg_stride);
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++) {
+		v = READ_ONCE(*fr_tunable_ptr(fr, &fr_tunables[i]));
+		if (v != fr_tunables[i].def)
+			fr_table_arg(a, 2, " %s %u", fr_tunables[i].name, v);
+	}
+	if (READ_ONCE(fr->cleaner))
+		fr_table_arg(a, 1, " cleaner");
+	if (!fr->read_fill)
+		fr_table_arg(a, 1, " no_read_fill");
+}
+
 static void fr_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
 		      unsigned int maxlen)
 {
 	struct dm_fr *fr = ti->private;
 	const struct fr_geometry *g = &fr->cache.geo;
-	unsigned int sz = 0, n = 0;
+	struct fr_table_args args;
+	unsigned int sz = 0;
 	struct fr_stats s;
 
 	switch (type) {
@@ -464,43 +553,9 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		       READ_ONCE(fr->wb_unreadable));
 		break;
 	case STATUSTYPE_TABLE:
-		n += fr->has_uuid ? 2 : 0;
-		n += fr->arg_origin_id[0] ? 2 : 0;
-		n += fr->arg_chunk_size ? 2 : 0;
-		n += fr->arg_region_size ? 2 : 0;
-		n += fr->arg_stride ? 2 : 0;
-		n += fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS ? 2 : 0;
-		n += fr->writeback_defer_ms != FR_DEFAULT_DEFER_MS ? 2 : 0;
-		n += fr->high_watermark != FR_DEFAULT_HIGH_WM ? 2 : 0;
-		n += fr->low_watermark != FR_DEFAULT_LOW_WM ? 2 : 0;
-		n += fr->writeback_jobs != FR_DEFAULT_JOBS ? 2 : 0;
-		n += fr->cleaner ? 1 : 0;
-		n += fr->read_fill ? 0 : 1;
-		DMEMIT("%s %s %u", fr->origin->name, fr->pm_dev->name, n);
-		if (fr->has_uuid)
-			DMEMIT(" uuid %16phN", fr->arg_uuid);
-		if (fr->arg_origin_id[0])
-			DMEMIT(" origin_id %s", fr->arg_origin_id);
-		if (fr->arg_chunk_size)
-			DMEMIT(" chunk_size %u", fr->arg_chunk_size);
-		if (fr->arg_region_size)
-			DMEMIT(" region_size %u", fr->arg_region_size);
-		if (fr->arg_stride)
-			DMEMIT(" stride %llu", fr->arg_stride);
-		if (fr->writeback_period_ms != FR_DEFAULT_PERIOD_MS)
-			DMEMIT(" writeback_period %u", fr->writeback_period_ms);
-		if (fr->writeback_defer_ms != FR_DEFAULT_DEFER_MS)
-			DMEMIT(" writeback_defer %u", fr->writeback_defer_ms);
-		if (fr->high_watermark != FR_DEFAULT_HIGH_WM)
-			DMEMIT(" high_watermark %u", fr->high_watermark);
-		if (fr->low_watermark != FR_DEFAULT_LOW_WM)
-			DMEMIT(" low_watermark %u", fr->low_watermark);
-		if (fr->writeback_jobs != FR_DEFAULT_JOBS)
-			DMEMIT(" writeback_jobs %u", fr->writeback_jobs);
-		if (fr->cleaner)
-			DMEMIT(" cleaner");
-		if (!fr->read_fill)
-			DMEMIT(" no_read_fill");
+		fr_table_args(fr, &args);
+		DMEMIT("%s %s %u%s", fr->origin->name, fr->pm_dev->name, args.n,
+		       args.buf);
 		break;
 	case STATUSTYPE_IMA:
 		*result = '\0';
@@ -561,51 +616,35 @@ static int msg_clear_stats(struct dm_fr *fr, unsigned int argc, char **argv,
 static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv,
 		   const char **why)
 {
+	const struct fr_tunable *t;
 	u32 v;
 
 	if (argc != 3) {
 		*why = "usage: set <writeback_period|writeback_defer|high_watermark|low_watermark|writeback_jobs> <value>";
 		return -EINVAL;
 	}
-	if (!strcasecmp(argv[1], "writeback_period")) {
-		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v)) {
-			*why = "writeback_period is 0..3600000 ms";
-			return -EINVAL;
-		}
-		WRITE_ONCE(fr->writeback_period_ms, v);
-		fr_writeback_kick(fr);
-	} else if (!strcasecmp(argv[1], "writeback_defer")) {
-		if (parse_u32(argv[2], 0, FR_MAX_PERIOD_MS, &v)) {
-			*why = "writeback_defer is 0..3600000 ms";
-			return -EINVAL;
-		}
-		WRITE_ONCE(fr->writeback_defer_ms, v);
-		fr_writeback_kick(fr);
-	} else if (!strcasecmp(argv[1], "high_watermark")) {
-		if (parse_u32(argv[2], 0, 100, &v) || v < fr->low_watermark) {
-			*why = "high_watermark is 0..100 and not below low_watermark";
-			return -EINVAL;
-		}
-		WRITE_ONCE(fr->high_watermark, v);
-	} else if (!strcasecmp(argv[1], "low_watermark")) {
-		if (parse_u32(argv[2], 0, 100, &v) || v > fr->high_watermark) {
-			*why = "low_watermark is 0..100 and not above high_watermark";
-			return -EINVAL;
-		}
-		WRITE_ONCE(fr->low_watermark, v);
-	} else if (!strcasecmp(argv[1], "writeback_jobs")) {
-		if (parse_u32(argv[2], 1, FR_MAX_JOBS, &v)) {
-			*why = "writeback_jobs is 1..1024";
-			return -EINVAL;
-		}
-		if (fr_writeback_set_jobs(fr, v)) {
+	t = fr_tunable_find(argv[1]);
+	if (!t) {
+		*why = "unknown setting";
+		return -EINVAL;
+	}
+	if (parse_u32(argv[2], t->min, t->max, &v)) {
+		*why = t->error;
+		return -EINVAL;
+	}
+	*why = fr_tunables_refused(fr, t, v);
+	if (*why)
+		return -EINVAL;
+	if (t->set) {
+		if (t->set(fr, v)) {
 			*why = "cannot allocate the writeback buffers";
 			return -ENOMEM;
 		}
 	} else {
-		*why = "unknown setting";
-		return -EINVAL;
+		WRITE_ONCE(*fr_tunable_ptr(fr, t), v);
 	}
+	if (t->kick)
+		fr_writeback_kick(fr);
 	return 0;
 }
 
