@@ -27,25 +27,70 @@
 #define DM_MSG_PREFIX "fr"
 
 /*
- * Slot locks are striped: STRIPE_SLOTS consecutive slots share a mutex, and
- * the stripes repeat every NR_STRIPES. A bio stays inside one region, whose
- * slots are consecutive, so it needs only a few stripes, taken in ascending
- * index order.
+ * Slot locks are striped: 2^FR_STRIPE_SHIFT consecutive slots share a
+ * mutex, and the stripes repeat every FR_NR_STRIPES. A bio stays inside one
+ * region, whose slots are consecutive, so it needs only a few stripes (at
+ * most 65, for a region of 1024 chunks), taken in ascending index order.
  */
 #define FR_NR_STRIPES		1024
 #define FR_STRIPE_SHIFT		4
 
+/*
+ * Locking, outermost first: a lock is only taken with none of the later
+ * ones held (lockdep checks the order on a debug kernel).
+ *
+ *   fr_targets_lock  (fr-load.c) the registry of constructed targets, in
+ *                    the constructor and destructor only; inside it only
+ *                    dax_read_lock, to walk an origin's pages
+ *   flush_lock       one flush message at a time; fr_writeback_stop takes
+ *                    it alone, to wait for a flush that began before it
+ *   wb_lock          every origin write of cached data and every origin
+ *                    write that bypasses PM: writeback batches (periodic,
+ *                    flush, forced), cleaner write-through, discards. It also
+ *                    guards wb_stage, wb_snaps and the changes of bypass_seq
+ *   stripe_range     not a lock: a lockdep map held while fr_lock_range
+ *                    holds several stripes (below)
+ *   stripe locks     the slots' locks. Several at once only in
+ *                    fr_lock_range, in ascending stripe index; every other
+ *                    user (writeback's ops, fill installs, the discard's slot
+ *                    walk) holds one at a time
+ *
+ * The stripe mutexes share one lockdep class. Holding several is safe
+ * because fr_lock_range is the only place that does, and it takes them in
+ * ascending index order, so two holders cannot wait on each other. lockdep
+ * cannot see that rule; it is told with mutex_lock_nest_lock() under
+ * stripe_range, as ww_mutexes nest under their acquire context, which also
+ * counts a whole range as one held lock (a range may be longer than
+ * lockdep's 48-lock stack). stripe_range excludes nothing and costs nothing
+ * without lockdep.
+ *
+ * Sleeping: no stripe lock is held across origin I/O, except by the last
+ * try of a mixed read (fr_deferred_read_mixed), which holds its range
+ * across one origin read so that writes cannot starve it. wb_lock is held
+ * across origin I/O by design: a staged chunk's origin write must not be
+ * overtaken. Suspend (postsuspend) cancels the writeback work and flushes
+ * io_wq holding none of these locks.
+ *
+ * The epoch rule. What is read from the origin without the stripe locks (a
+ * fill's chunk, a mixed read's origin part) is used only if no change that
+ * makes it stale happened meanwhile:
+ *
+ *   - fr_stripe.epoch is bumped, under the stripe's lock, by every change
+ *     that puts on PM data the origin does not hold or drops such data: a
+ *     write that succeeded (fr_unlock_range(..., true)) and a discard. It is
+ *     not bumped by what leaves PM equal to the origin: a fill, writeback's
+ *     clear_dirty (the origin now holds the chunk), a clean copy evicted (by
+ *     a fill, or by a write that then failed).
+ *   - bypass_seq is odd while the origin is written around the cache (a
+ *     discard, a cleaner write-through); it changes only under wb_lock.
+ *
+ * A fill is installed only if its stripe's epoch and bypass_seq (even) are
+ * those it saw at map (fr_fill_work). A mixed read's overlay is trusted
+ * only if its range's epochs did not move across its origin read.
+ */
 struct fr_stripe {
 	struct mutex lock;
-	/*
-	 * Bumped under the lock by writes and discards: what makes data read
-	 * from the origin before it stale, or drops a copy of data the origin
-	 * does not hold. Fills and writeback's clear_dirty change tags without
-	 * bumping it: a clean copy (or a clean copy evicted by a fill) equals
-	 * what the origin durably holds. A fill is installed and a mixed read's
-	 * overlay trusted only if the epoch did not move since the origin read.
-	 */
-	u32 epoch;
+	u32 epoch;		/* see "The epoch rule" above */
 } ____cacheline_aligned_in_smp;
 
 /* Counters, per CPU so the I/O path shares no cache line for them. */
@@ -116,24 +161,7 @@ struct fr_lockset {
 	DECLARE_BITMAP(map, FR_NR_STRIPES);
 };
 
-/*
- * Lock order, outermost first (a lock is only ever taken with none of the
- * later ones held):
- *
- *   fr_targets_lock   the device registry: constructor and destructor only,
- *                     nothing taken inside it
- *   flush_lock        one flush message at a time; postsuspend takes it
- *                     alone, to wait for a flush that started during suspend
- *   wb_lock           every origin write of cached data and every origin
- *                     write that bypasses PM: writeback batches, forced
- *                     writebacks, cleaner write-through, discards
- *   stripe locks      the slots' locks; several only in ascending index
- *                     order (fr_lock_range), writeback one at a time
- *
- * No stripe lock is held across origin I/O, except by the last try of a
- * mixed read (fr_deferred_read_mixed). wb_lock is held across origin I/O
- * by design: a staged chunk's origin write must not be overtaken.
- */
+/* One target. Its locks and their order: above fr_stripe. */
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
@@ -149,6 +177,9 @@ struct dm_fr {
 	unsigned long *valid_bits;
 	unsigned long *dirty_bits;
 	struct fr_stripe *stripes;
+	struct {
+		struct lockdep_map dep_map;
+	} stripe_range;			/* lockdep only: fr_lock_range */
 
 	/* Formatted or recovered (at the first preresume, not in the ctr). */
 	bool pm_ready;
@@ -183,11 +214,7 @@ struct dm_fr {
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
-	/*
-	 * Odd while the origin is written around the cache (a discard, a
-	 * cleaner write-through): fills that overlap that are dropped.
-	 * Changed under wb_lock.
-	 */
+	/* The epoch rule (above): changed under wb_lock (fr_bypass_step). */
 	unsigned int bypass_seq;
 
 	/* Writeback. */
@@ -230,7 +257,24 @@ static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
 	*last = (bio_end_sector(bio) - 1) >> shift;
 }
 
+/*
+ * lockdep: the caller holds the stripe locks of chunks first..last
+ * (fr_lock_range). Compiled out without lockdep.
+ */
+static inline void fr_assert_range_locked(struct dm_fr *fr, u64 first,
+					  u64 last)
+{
+	u64 k;
+
+	if (!IS_ENABLED(CONFIG_LOCKDEP))
+		return;
+	for (k = first; k <= last; k++)
+		lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of(&fr->cache.geo,
+								to_ochunk(k)))->lock);
+}
+
 /* fr-io.c */
+void fr_stripes_init(struct dm_fr *fr);
 int fr_map(struct dm_target *ti, struct bio *bio);
 
 /* fr-fill.c */

@@ -41,10 +41,14 @@ u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
 	unsigned int i;
 	u64 sum = 0;
 
-	if (ls->single >= 0)
+	if (ls->single >= 0) {
+		lockdep_assert_held(&fr->stripes[ls->single].lock);
 		return fr->stripes[ls->single].epoch;
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+	}
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
+		lockdep_assert_held(&fr->stripes[i].lock);
 		sum += fr->stripes[i].epoch;
+	}
 	return sum;
 }
 
@@ -82,6 +86,7 @@ u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	u64 first, last, k, run_end = sector;
 
 	fr_bio_chunks(fr, bio, &first, &last);
+	fr_assert_range_locked(fr, first, last);
 	for (k = first; k <= last; k++) {
 		fr_ochunk_t key = to_ochunk(k);
 		u64 start = fr_first_sector(g, key);

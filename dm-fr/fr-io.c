@@ -25,6 +25,21 @@ struct fr_bio_cursor {
 	struct bvec_iter iter;
 };
 
+void fr_stripes_init(struct dm_fr *fr)
+{
+	static struct lock_class_key stripe_range_key;
+	unsigned int i;
+
+	for (i = 0; i < FR_NR_STRIPES; i++)
+		mutex_init(&fr->stripes[i].lock);
+	lockdep_init_map(&fr->stripe_range.dep_map, "fr_stripe_range",
+			 &stripe_range_key, 0);
+}
+
+/*
+ * Lock the stripes of chunks first..last (of one region), in ascending
+ * stripe index: the order that makes holding several safe (dm-fr.h).
+ */
 static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
 			  struct fr_lockset *ls)
 {
@@ -46,8 +61,9 @@ static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
 
 		__set_bit(st - fr->stripes, ls->map);
 	}
+	lock_map_acquire(&fr->stripe_range.dep_map);
 	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
-		mutex_lock(&fr->stripes[i].lock);
+		mutex_lock_nest_lock(&fr->stripes[i].lock, &fr->stripe_range);
 }
 
 static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
@@ -66,6 +82,14 @@ static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
 			fr->stripes[i].epoch++;
 		mutex_unlock(&fr->stripes[i].lock);
 	}
+	lock_map_release(&fr->stripe_range.dep_map);
+}
+
+/* Open or close a bypass of the cache (the epoch rule, dm-fr.h). */
+static void fr_bypass_step(struct dm_fr *fr)
+{
+	lockdep_assert_held(&fr->wb_lock);
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
 }
 
 /*
@@ -113,6 +137,10 @@ static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
 	const struct fr_geometry *g = &fr->cache.geo;
 	struct bvec_iter iter = bio->bi_iter;
 	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 first, last;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	fr_assert_range_locked(fr, first, last);
 
 	while (sector < end) {
 		fr_ochunk_t key = fr_chunk_of_sector(g, sector);
@@ -156,6 +184,7 @@ static bool fr_range_cached(struct dm_fr *fr, u64 first, u64 last)
 	struct fr_hit hit;
 	u64 k;
 
+	fr_assert_range_locked(fr, first, last);
 	for (k = first; k <= last; k++)
 		if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
 			return true;
@@ -336,11 +365,11 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 		fr_deferred_write(fr, io, bio);
 		return;
 	}
-	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+	fr_bypass_step(fr);
 	fr_unlock_range(fr, &ls, false);
 	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
 					(bio->bi_opf & REQ_SYNC));
-	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+	fr_bypass_step(fr);
 	mutex_unlock(&fr->wb_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, last - first + 1);
@@ -369,7 +398,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	u64 pos, end = sector + nr;
 
 	mutex_lock(&fr->wb_lock);
-	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+	fr_bypass_step(fr);
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
 		/* Larger than the cache: walk the slots instead. */
 		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
@@ -396,7 +425,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	}
 	if (bdev_max_discard_sectors(fr->origin->bdev))
 		bio->bi_status = fr_origin_wait(fr, bio, bio->bi_opf);
-	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+	fr_bypass_step(fr);
 	mutex_unlock(&fr->wb_lock);
 	bio_endio(bio);
 }

@@ -366,8 +366,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate target state";
 		goto bad;
 	}
-	for (i = 0; i < FR_NR_STRIPES; i++)
-		mutex_init(&fr->stripes[i].lock);
+	fr_stripes_init(fr);
 	r = bioset_init(&fr->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (r) {
 		ti->error = "Cannot allocate bioset";

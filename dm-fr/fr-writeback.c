@@ -154,6 +154,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	struct fr_extent *last;
 
 	lockdep_assert_held(&fr->wb_lock);
+	lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of_pchunk(to_pchunk(chunk)))->lock);
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
@@ -198,6 +199,7 @@ static int stage_submit(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
+	lockdep_assert_held(&st->fr->wb_lock);
 	if (st->error)
 		return st->error;
 	st->error = stage_write(st);
@@ -208,6 +210,7 @@ static int stage_flush(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
+	lockdep_assert_held(&st->fr->wb_lock);
 	return blkdev_issue_flush(st->fr->origin->bdev) ? -EIO : 0;
 }
 
