@@ -75,22 +75,30 @@
  * fill's chunk, a mixed read's origin part) is used only if no change that
  * makes it stale happened meanwhile:
  *
- *   - fr_stripe.epoch is bumped, under the stripe's lock, by every change
- *     that puts on PM data the origin does not hold or drops such data: a
- *     write that succeeded (fr_unlock_range(..., true)) and a discard. It is
- *     not bumped by what leaves PM equal to the origin: a fill, writeback's
- *     clear_dirty (the origin now holds the chunk), a clean copy evicted (by
- *     a fill, or by a write that then failed).
+ *   - fr_stripe.epoch is bumped, under the stripe's lock, by every write
+ *     that may have changed PM (all but FR_NEED_CLEAN, which changes
+ *     nothing) and every discard: what puts on PM data the origin does not
+ *     hold, or drops any copy.
+ *   - fr_stripe.fills is bumped, under the lock, by every fill installed:
+ *     a fill may evict a clean copy. Fills themselves do not check it (a
+ *     clean copy equals the origin, so its loss makes no fill in flight
+ *     stale); a mixed read does (below).
+ *   - Neither moves for writeback's clear_dirty: PM keeps the copy, the
+ *     origin now holds it too.
  *   - bypass_seq is odd while the origin is written around the cache (a
  *     discard, a cleaner write-through); it changes only under wb_lock.
  *
  * A fill is installed only if its stripe's epoch and bypass_seq (even) are
- * those it saw at map (fr_fill_work). A mixed read's overlay is trusted
- * only if its range's epochs did not move across its origin read.
+ * those it saw at map (fr_fill_work). A mixed read's overlay is trusted only
+ * if neither epoch nor fills moved in its range across its unlocked origin
+ * read (fr_range_epoch): then every chunk PM held is still there to overlay
+ * what the origin returned, however old (writeback may have written the
+ * origin during the read).
  */
 struct fr_stripe {
 	struct mutex lock;
 	u32 epoch;		/* see "The epoch rule" above */
+	u32 fills;		/* fills installed: the epoch rule */
 } ____cacheline_aligned_in_smp;
 
 /* Counters, per CPU so the I/O path shares no cache line for them. */

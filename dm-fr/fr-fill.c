@@ -35,7 +35,11 @@ struct fr_fill {
 	void *data;
 };
 
-/* Sum of the epochs of a locked range: it moves iff any of them moved. */
+/*
+ * What a mixed read checks of a locked range (the epoch rule, dm-fr.h): the
+ * sum of its stripes' epochs and fill counts, which only grow, so the sum
+ * moves iff any of them moved.
+ */
 u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
 {
 	unsigned int i;
@@ -43,11 +47,12 @@ u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
 
 	if (ls->single >= 0) {
 		lockdep_assert_held(&fr->stripes[ls->single].lock);
-		return fr->stripes[ls->single].epoch;
+		return (u64)fr->stripes[ls->single].epoch +
+		       fr->stripes[ls->single].fills;
 	}
 	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
 		lockdep_assert_held(&fr->stripes[i].lock);
-		sum += fr->stripes[i].epoch;
+		sum += (u64)fr->stripes[i].epoch + fr->stripes[i].fills;
 	}
 	return sum;
 }
@@ -201,13 +206,16 @@ static void fr_fill_work(struct work_struct *work)
 
 		/*
 		 * A fill does not bump the epoch: clean data equal to the
-		 * origin's makes no other fill in flight stale.
+		 * origin's makes no other fill in flight stale. It counts in
+		 * fills, for mixed reads: it may have evicted a clean copy.
 		 */
 		mutex_lock(&st->lock);
 		if (st->epoch == f->epoch && !(f->bypass_seq & 1) &&
 		    f->bypass_seq == READ_ONCE(fr->bypass_seq) &&
 		    !READ_ONCE(fr->cleaner))
 			r = fr_fill(&fr->cache, f->key, fr_fill_payload, f->data);
+		if (r > 0)
+			st->fills++;
 		mutex_unlock(&st->lock);
 		if (r < 0)
 			fr_stat_add(fr, pm_errors, 1);

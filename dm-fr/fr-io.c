@@ -236,7 +236,7 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 	r = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
 		     fr_bio_payload, &cur, &res);
-	fr_unlock_range(fr, &ls, r == 0);
+	fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
 	if (r == FR_NEED_CLEAN) {
 		fr_queue_io(fr, io, FR_IO_WRITE);
 		return DM_MAPIO_SUBMITTED;
@@ -277,7 +277,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		fr_lock_range(fr, first, last, &ls);
 		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
 			     bio_sectors(bio), fr_bio_payload, &cur, &res);
-		fr_unlock_range(fr, &ls, r == 0);
+		fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
 		if (r != FR_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
@@ -306,10 +306,10 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
  * A read of sectors some of which PM holds: read the origin into the bio,
  * then copy what PM holds over it. The origin read runs without the stripe
  * locks, so writes to these chunks do not wait for it: if the stripes'
- * epochs did not move meanwhile, PM lost nothing it held (only writes and
- * discards drop copies, and both bump the epoch; writeback only writes to
- * the origin what PM still holds), so the overlay makes the result current.
- * If they moved, read again; the last try holds the locks across the read.
+ * epochs and fill counts did not move meanwhile, PM lost nothing it held
+ * (the epoch rule, dm-fr.h; writeback only writes to the origin what PM
+ * still holds), so the overlay makes the result current. If they moved,
+ * read again; the last try holds the locks across the read.
  */
 static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 {
