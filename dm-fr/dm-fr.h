@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel side of dm-fr: the target's state, shared by the bio glue
- * (fr-target.c) and the writeback worker (fr-writeback.c). The protocol
- * itself lives in fr-core.c.
+ * The kernel side of dm-fr: the target's state, and the narrow interfaces
+ * between its files:
+ *
+ *   fr-target.c     table line, suspend/resume hooks, status, messages
+ *   fr-io.c         map, stripe locks, bio <-> PM copies, deferred bios
+ *   fr-fill.c       read fill: its buffer pool, reads and installs
+ *   fr-load.c       DAX mapping, device registry, format/recovery
+ *   fr-writeback.c  the writeback worker and the flush message
+ *
+ * The protocol itself lives in fr-core.c.
  */
 #ifndef DM_FR_H
 #define DM_FR_H
@@ -20,25 +27,78 @@
 #define DM_MSG_PREFIX "fr"
 
 /*
- * Slot locks are striped: STRIPE_SLOTS consecutive slots share a mutex, and
- * the stripes repeat every NR_STRIPES. A bio stays inside one region, whose
- * slots are consecutive, so it needs only a few stripes, taken in ascending
- * index order.
+ * Slot locks are striped: 2^FR_STRIPE_SHIFT consecutive slots share a
+ * mutex, and the stripes repeat every FR_NR_STRIPES. A bio stays inside one
+ * region, whose slots are consecutive, so it needs only a few stripes (at
+ * most 65, for a region of 1024 chunks), taken in ascending index order.
  */
 #define FR_NR_STRIPES		1024
 #define FR_STRIPE_SHIFT		4
 
+/*
+ * Locking, outermost first: a lock is only taken with none of the later
+ * ones held (lockdep checks the order on a debug kernel).
+ *
+ *   fr_targets_lock  (fr-load.c) the registry of constructed targets, in
+ *                    the constructor and destructor only; inside it only
+ *                    dax_read_lock, to walk an origin's pages
+ *   flush_lock       one flush message at a time; fr_writeback_stop takes
+ *                    it alone, to wait for a flush that began before it
+ *   wb_lock          every origin write of cached data and every origin
+ *                    write that bypasses PM: writeback batches (periodic,
+ *                    flush, forced), cleaner write-through, discards. It also
+ *                    guards wb_stage, wb_snaps and the changes of bypass_seq
+ *   stripe_range     not a lock: a lockdep map held while fr_lock_range
+ *                    holds several stripes (below)
+ *   stripe locks     the slots' locks. Several at once only in
+ *                    fr_lock_range, in ascending stripe index; every other
+ *                    user (writeback's ops, fill installs, the discard's slot
+ *                    walk) holds one at a time
+ *
+ * The stripe mutexes share one lockdep class. Holding several is safe
+ * because fr_lock_range is the only place that does, and it takes them in
+ * ascending index order, so two holders cannot wait on each other. lockdep
+ * cannot see that rule; it is told with mutex_lock_nest_lock() under
+ * stripe_range, as ww_mutexes nest under their acquire context, which also
+ * counts a whole range as one held lock (a range may be longer than
+ * lockdep's 48-lock stack). stripe_range excludes nothing and costs nothing
+ * without lockdep.
+ *
+ * Sleeping: no stripe lock is held across origin I/O, except by the last
+ * try of a mixed read (fr_deferred_read_mixed), which holds its range
+ * across one origin read so that writes cannot starve it. wb_lock is held
+ * across origin I/O by design: a staged chunk's origin write must not be
+ * overtaken. Suspend (postsuspend) cancels the writeback work and flushes
+ * io_wq holding none of these locks.
+ *
+ * The epoch rule. What is read from the origin without the stripe locks (a
+ * fill's chunk, a mixed read's origin part) is used only if no change that
+ * makes it stale happened meanwhile:
+ *
+ *   - fr_stripe.epoch is bumped, under the stripe's lock, by every write
+ *     that may have changed PM (all but FR_NEED_CLEAN, which changes
+ *     nothing) and every discard: what puts on PM data the origin does not
+ *     hold, or drops any copy.
+ *   - fr_stripe.fills is bumped, under the lock, by every fill installed:
+ *     a fill may evict a clean copy. Fills themselves do not check it (a
+ *     clean copy equals the origin, so its loss makes no fill in flight
+ *     stale); a mixed read does (below).
+ *   - Neither moves for writeback's clear_dirty: PM keeps the copy, the
+ *     origin now holds it too.
+ *   - bypass_seq is odd while the origin is written around the cache (a
+ *     discard, a cleaner write-through); it changes only under wb_lock.
+ *
+ * A fill is installed only if its stripe's epoch and bypass_seq (even) are
+ * those it saw at map (fr_fill_work). A mixed read's overlay is trusted only
+ * if neither epoch nor fills moved in its range across its unlocked origin
+ * read (fr_range_epoch): then every chunk PM held is still there to overlay
+ * what the origin returned, however old (writeback may have written the
+ * origin during the read).
+ */
 struct fr_stripe {
 	struct mutex lock;
-	/*
-	 * Bumped under the lock by writes and discards: what makes data read
-	 * from the origin before it stale, or drops a copy of data the origin
-	 * does not hold. Fills and writeback's clear_dirty change tags without
-	 * bumping it: a clean copy (or a clean copy evicted by a fill) equals
-	 * what the origin durably holds. A fill is installed and a mixed read's
-	 * overlay trusted only if the epoch did not move since the origin read.
-	 */
-	u32 epoch;
+	u32 epoch;		/* see "The epoch rule" above */
+	u32 fills;		/* fills installed: the epoch rule */
 } ____cacheline_aligned_in_smp;
 
 /* Counters, per CPU so the I/O path shares no cache line for them. */
@@ -85,24 +145,31 @@ struct fr_stage {
 
 struct fr_fill;
 
-/*
- * Lock order, outermost first (a lock is only ever taken with none of the
- * later ones held):
- *
- *   fr_targets_lock   the device registry: constructor and destructor only,
- *                     nothing taken inside it
- *   flush_lock        one flush message at a time; postsuspend takes it
- *                     alone, to wait for a flush that started during suspend
- *   wb_lock           every origin write of cached data and every origin
- *                     write that bypasses PM: writeback batches, forced
- *                     writebacks, cleaner write-through, discards
- *   stripe locks      the slots' locks; several only in ascending index
- *                     order (fr_lock_range), writeback one at a time
- *
- * No stripe lock is held across origin I/O, except by the last try of a
- * mixed read (fr_deferred_read_mixed). wb_lock is held across origin I/O
- * by design: a staged chunk's origin write must not be overtaken.
- */
+enum fr_io_kind {
+	FR_IO_NONE,
+	FR_IO_WRITE,		/* needs a dirty chunk cleaned first */
+	FR_IO_READ_MIXED,	/* part PM, part origin */
+	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
+	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
+};
+
+/* Per-bio data. */
+struct fr_io {
+	struct delayed_work work;	/* delayed only to retry a write */
+	struct dm_fr *fr;
+	enum fr_io_kind kind;
+	unsigned int tries;		/* FR_IO_WRITE: origin refusals so far */
+	struct fr_fill *fills;		/* fill reads only */
+	struct bvec_iter fill_iter;	/* the fill read's data */
+};
+
+/* The stripes a bio's chunks map to (one, most of the time). */
+struct fr_lockset {
+	int single;		/* the only stripe, or -1: see map */
+	DECLARE_BITMAP(map, FR_NR_STRIPES);
+};
+
+/* One target. Its locks and their order: above fr_stripe. */
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
@@ -118,6 +185,9 @@ struct dm_fr {
 	unsigned long *valid_bits;
 	unsigned long *dirty_bits;
 	struct fr_stripe *stripes;
+	struct {
+		struct lockdep_map dep_map;
+	} stripe_range;			/* lockdep only: fr_lock_range */
 
 	/* Formatted or recovered (at the first preresume, not in the ctr). */
 	bool pm_ready;
@@ -152,11 +222,7 @@ struct dm_fr {
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
-	/*
-	 * Odd while the origin is written around the cache (a discard, a
-	 * cleaner write-through): fills that overlap that are dropped.
-	 * Changed under wb_lock.
-	 */
+	/* The epoch rule (above): changed under wb_lock (fr_bypass_step). */
 	unsigned int bypass_seq;
 
 	/* Writeback. */
@@ -188,6 +254,52 @@ static inline struct fr_stripe *fr_stripe_of(struct dm_fr *fr, fr_slot_t s)
 	return &fr->stripes[(from_slot(s) >> FR_STRIPE_SHIFT) &
 			    (FR_NR_STRIPES - 1)];
 }
+
+/* The first and last origin chunk a bio covers. */
+static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
+				 u64 *last)
+{
+	u32 shift = fr->cache.geo.chunk_shift;
+
+	*first = bio->bi_iter.bi_sector >> shift;
+	*last = (bio_end_sector(bio) - 1) >> shift;
+}
+
+/*
+ * lockdep: the caller holds the stripe locks of chunks first..last
+ * (fr_lock_range). Compiled out without lockdep.
+ */
+static inline void fr_assert_range_locked(struct dm_fr *fr, u64 first,
+					  u64 last)
+{
+	u64 k;
+
+	if (!IS_ENABLED(CONFIG_LOCKDEP))
+		return;
+	for (k = first; k <= last; k++)
+		lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of(&fr->cache.geo,
+								to_ochunk(k)))->lock);
+}
+
+/* fr-io.c */
+void fr_stripes_init(struct dm_fr *fr);
+int fr_map(struct dm_target *ti, struct bio *bio);
+
+/* fr-fill.c */
+u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls);
+u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+int fr_fill_setup(struct dm_fr *fr);
+void fr_fill_teardown(struct dm_fr *fr);
+
+/* fr-load.c */
+int fr_map_pm(struct dm_fr *fr, char **error);
+int fr_claim_devices(struct dm_fr *fr, char **error);
+void fr_release_devices(struct dm_fr *fr);
+int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g);
+int fr_prepare_format(struct dm_fr *fr, char **error);
+int fr_prepare_recover(struct dm_fr *fr, char **error);
+int fr_init_pm(struct dm_fr *fr);
 
 /* fr-writeback.c */
 int fr_writeback_setup(struct dm_fr *fr);

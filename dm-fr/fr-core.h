@@ -17,6 +17,42 @@
  * make it visible are durable on PM (every store fenced), so the caller may
  * acknowledge the write. A multi-chunk write is atomic: after a crash either
  * all of it is visible or none of it.
+ *
+ * Glossary:
+ *
+ * key, ochunk  an origin chunk number (fr_ochunk_t): the origin cut into
+ *              chunk_sectors pieces. A tag's commit word holds the key of
+ *              the data in its chunk.
+ * pchunk       a PM chunk index (fr_pchunk_t), 0..nr_chunks - 1: one
+ *              chunk of data on PM and its tag.
+ * slot         a pair of PM chunks, 2s and 2s + 1 (fr_slot_t). Origin chunk
+ *              k may only live in slot fr_slot_of(k), in either chunk; the
+ *              N flag marks the slot's newer chunk.
+ * region       region_chunks consecutive origin chunks, mapped to
+ *              consecutive slots. A write never crosses a region, so its
+ *              chunks have distinct slots.
+ * stride       how many slots apart the first slots of consecutive regions
+ *              are (default: one region and one slot).
+ * stripe       (target, dm-fr.h) a mutex for 2^FR_STRIPE_SHIFT consecutive
+ *              slots, one of FR_NR_STRIPES that repeat over the slots; the
+ *              "slot locks" of the locking contract.
+ * epoch        (target, dm-fr.h) a stripe's counter, bumped by the changes
+ *              that make data read from the origin without the lock stale.
+ * group        the chunks of one multi-chunk write: committed with
+ *              INCOMPLETE and one seq, completed once all are committed.
+ *              Recovery rolls an interrupted group back, or forward once
+ *              any member has INCOMPLETE clear.
+ * victim       the chunk that must leave a full slot so that a key can be
+ *              written there: a clean one is evicted, a dirty one must be
+ *              written back first (FR_NEED_CLEAN; the writeback batch that
+ *              does it starts at the victim).
+ * fill         installing a clean copy of a chunk a read brought from the
+ *              origin (fr_fill()); it may evict a clean chunk, never a
+ *              dirty one.
+ * cleaner      (target) a mode in which writes PM does not hold go
+ *              straight to the origin and writeback runs without
+ *              deferral, so the dirty data drains (before removing the
+ *              cache).
  */
 #ifndef FR_CORE_H
 #define FR_CORE_H

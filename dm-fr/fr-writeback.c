@@ -154,6 +154,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	struct fr_extent *last;
 
 	lockdep_assert_held(&fr->wb_lock);
+	lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of_pchunk(to_pchunk(chunk)))->lock);
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
@@ -198,6 +199,7 @@ static int stage_submit(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
+	lockdep_assert_held(&st->fr->wb_lock);
 	if (st->error)
 		return st->error;
 	st->error = stage_write(st);
@@ -208,6 +210,7 @@ static int stage_flush(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
+	lockdep_assert_held(&st->fr->wb_lock);
 	return blkdev_issue_flush(st->fr->origin->bdev) ? -EIO : 0;
 }
 
@@ -230,6 +233,14 @@ static void stage_reset(struct fr_stage *st)
 	st->victim_unreadable = false;
 }
 
+static void fr_stage_exit(struct fr_stage *st)
+{
+	vfree(st->buf);
+	kvfree(st->ext);
+	st->buf = NULL;
+	st->ext = NULL;
+}
+
 static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
 			 size_t buf_size, u32 max_ext)
 {
@@ -238,10 +249,7 @@ static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
 	st->buf = vmalloc(buf_size);
 	st->ext = kvmalloc_array(max_ext, sizeof(*st->ext), GFP_KERNEL);
 	if (!st->buf || !st->ext) {
-		vfree(st->buf);
-		kvfree(st->ext);
-		st->buf = NULL;
-		st->ext = NULL;
+		fr_stage_exit(st);
 		return -ENOMEM;
 	}
 	st->buf_size = buf_size;
@@ -249,12 +257,33 @@ static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
 	return 0;
 }
 
-static void fr_stage_exit(struct fr_stage *st)
+/*
+ * One batch under wb_lock, from *cursor on: the chunks written back, or an
+ * origin error (counted; the target is degraded until a pass succeeds).
+ * The stage's PM read errors are returned as they were under the lock:
+ * unreadable counts the chunks skipped, victim_unreadable says whether the
+ * victim (U64_MAX: none) was one of them.
+ */
+static int wb_batch(struct dm_fr *fr, u64 *cursor, u64 victim,
+		    u32 *unreadable, bool *victim_unreadable)
 {
-	vfree(st->buf);
-	kvfree(st->ext);
-	st->buf = NULL;
-	st->ext = NULL;
+	int r;
+
+	mutex_lock(&fr->wb_lock);
+	stage_reset(&fr->wb_stage);
+	fr->wb_stage.victim = victim;
+	r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs, fr->wb_snaps,
+			 &fr_wb_ops, &fr->wb_stage);
+	*unreadable = fr->wb_stage.unreadable;
+	*victim_unreadable = fr->wb_stage.victim_unreadable;
+	mutex_unlock(&fr->wb_lock);
+	if (r < 0) {
+		fr_stat_add(fr, origin_errors, 1);
+		WRITE_ONCE(fr->degraded, true);
+		return r;
+	}
+	fr_stat_add(fr, chunks_written_back, r);
+	return r;
 }
 
 /*
@@ -265,23 +294,15 @@ static void fr_stage_exit(struct fr_stage *st)
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
 {
 	u64 cursor = from_pchunk(victim);
-	bool unreadable;
+	bool victim_unreadable;
+	u32 unreadable;
 	int r;
 
-	mutex_lock(&fr->wb_lock);
-	stage_reset(&fr->wb_stage);
-	fr->wb_stage.victim = from_pchunk(victim);
-	r = fr_writeback(&fr->cache, &cursor, fr->writeback_jobs, fr->wb_snaps,
-			 &fr_wb_ops, &fr->wb_stage);
-	unreadable = fr->wb_stage.victim_unreadable;
-	mutex_unlock(&fr->wb_lock);
-	if (r < 0) {
-		fr_stat_add(fr, origin_errors, 1);
-		WRITE_ONCE(fr->degraded, true);
+	r = wb_batch(fr, &cursor, from_pchunk(victim), &unreadable,
+		     &victim_unreadable);
+	if (r < 0)
 		return r;
-	}
-	fr_stat_add(fr, chunks_written_back, r);
-	return unreadable ? -EHWPOISON : 0;
+	return victim_unreadable ? -EHWPOISON : 0;
 }
 
 static unsigned int dirty_percent(struct dm_fr *fr)
@@ -310,32 +331,27 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	/* Under steady writes, do not chase what was written after the start. */
 	u64 budget = fr_count_dirty(&fr->cache);
 	u64 written = 0;
-	int r = 0;
+	bool victim_unreadable;
+	u32 unreadable;
+	int r;
 
 	while (max_batches-- && written < budget &&
 	       !READ_ONCE(fr->wb_stopped)) {
 		if (to_low_watermark &&
 		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
 			break;
-		mutex_lock(&fr->wb_lock);
-		stage_reset(&fr->wb_stage);
-		r = fr_writeback(&fr->cache, &fr->wb_cursor, fr->writeback_jobs,
-				 fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
-		mutex_unlock(&fr->wb_lock);
-		if (r < 0) {
-			fr_stat_add(fr, origin_errors, 1);
-			WRITE_ONCE(fr->degraded, true);
+		r = wb_batch(fr, &fr->wb_cursor, U64_MAX, &unreadable,
+			     &victim_unreadable);
+		if (r < 0)
 			return r;
-		}
 		if (!r) {
 			/*
 			 * The batch went round every dirty chunk and could
 			 * stage none: what it skipped is all that is left.
 			 */
-			WRITE_ONCE(fr->wb_unreadable, fr->wb_stage.unreadable);
+			WRITE_ONCE(fr->wb_unreadable, unreadable);
 			break;
 		}
-		fr_stat_add(fr, chunks_written_back, r);
 		written += r;
 		cond_resched();
 	}

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * dm-fr's bio path: map, the stripe locks, copies between bios and PM, and
+ * the worker for the bios that must wait for origin I/O.
+ *
+ * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
+ * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
+ * cost nothing. Reads are served from PM, or go to the origin; a read miss
+ * of whole chunks goes through the read fill (fr-fill.c), so the reader
+ * never waits for PM. Only bios that must wait for origin I/O (a write whose
+ * slot holds dirty data to displace, a read that mixes PM and origin data, a
+ * cleaner write-through, a discard) go to a worker.
+ */
+#include <linux/blkdev.h>
+
+#include "dm-fr.h"
+
+#define FR_CLEAN_RETRIES	5
+/* Mixed reads: origin reads without the stripe locks before one with them. */
+#define FR_MIXED_READ_TRIES	3
+
+/* A position in a bio's data, for the core's payload callback. */
+struct fr_bio_cursor {
+	struct bio *bio;
+	struct bvec_iter iter;
+};
+
+void fr_stripes_init(struct dm_fr *fr)
+{
+	static struct lock_class_key stripe_range_key;
+	unsigned int i;
+
+	for (i = 0; i < FR_NR_STRIPES; i++)
+		mutex_init(&fr->stripes[i].lock);
+	lockdep_init_map(&fr->stripe_range.dep_map, "fr_stripe_range",
+			 &stripe_range_key, 0);
+}
+
+/*
+ * Lock the stripes of chunks first..last (of one region), in ascending
+ * stripe index: the order that makes holding several safe (dm-fr.h).
+ */
+static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
+			  struct fr_lockset *ls)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	unsigned int i;
+	u64 k;
+
+	if (first == last) {
+		ls->single = fr_stripe_of(fr, fr_slot_of(g, to_ochunk(first))) -
+			     fr->stripes;
+		mutex_lock(&fr->stripes[ls->single].lock);
+		return;
+	}
+	ls->single = -1;
+	bitmap_zero(ls->map, FR_NR_STRIPES);
+	for (k = first; k <= last; k++) {
+		struct fr_stripe *st = fr_stripe_of(fr,
+						    fr_slot_of(g, to_ochunk(k)));
+
+		__set_bit(st - fr->stripes, ls->map);
+	}
+	lock_map_acquire(&fr->stripe_range.dep_map);
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+		mutex_lock_nest_lock(&fr->stripes[i].lock, &fr->stripe_range);
+}
+
+static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
+			    bool changed)
+{
+	unsigned int i;
+
+	if (ls->single >= 0) {
+		if (changed)
+			fr->stripes[ls->single].epoch++;
+		mutex_unlock(&fr->stripes[ls->single].lock);
+		return;
+	}
+	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
+		if (changed)
+			fr->stripes[i].epoch++;
+		mutex_unlock(&fr->stripes[i].lock);
+	}
+	lock_map_release(&fr->stripe_range.dep_map);
+}
+
+/* Open or close a bypass of the cache (the epoch rule, dm-fr.h). */
+static void fr_bypass_step(struct dm_fr *fr)
+{
+	lockdep_assert_held(&fr->wb_lock);
+	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
+}
+
+/*
+ * Copy bytes between PM and the bio at *iter, advancing it: into PM with
+ * memcpy_flushcache (durable once the core fences), out of PM with
+ * copy_mc_to_kernel, which returns -EIO on a machine check.
+ */
+static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
+		       size_t bytes, bool to_pm)
+{
+	while (bytes) {
+		struct bio_vec bv = bio_iter_iovec(bio, *iter);
+		size_t n = min_t(size_t, bv.bv_len, bytes);
+		void *p = bvec_kmap_local(&bv);
+		unsigned long left = 0;
+
+		if (to_pm)
+			memcpy_flushcache(pm, p, n);
+		else
+			left = copy_mc_to_kernel(p, pm, n);
+		kunmap_local(p);
+		if (left)
+			return -EIO;
+		pm += n;
+		bytes -= n;
+		bio_advance_iter_single(bio, iter, n);
+	}
+	return 0;
+}
+
+static void fr_bio_payload(void *arg, void *pm_dst, u32 nr_sectors)
+{
+	struct fr_bio_cursor *cur = arg;
+
+	fr_bio_copy(cur->bio, &cur->iter, pm_dst,
+		    (size_t)nr_sectors << SECTOR_SHIFT, true);
+}
+
+/*
+ * Overlay every sector of the bio that PM holds (all of them for a hit).
+ * Returns -EIO on a PM machine check. Caller holds the range locks.
+ */
+static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct bvec_iter iter = bio->bi_iter;
+	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 first, last;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	fr_assert_range_locked(fr, first, last);
+
+	while (sector < end) {
+		fr_ochunk_t key = fr_chunk_of_sector(g, sector);
+		u32 off = sector - fr_first_sector(g, key);
+		u32 stop = off + min_t(u64, g->chunk_sectors - off, end - sector);
+		struct fr_hit hit;
+		u64 held = fr_lookup(&fr->cache, key, &hit) ? hit.sectors : 0;
+		u32 i = off, j;
+
+		while (i < stop) {
+			bool in_pm = held >> i & 1;
+
+			for (j = i + 1; j < stop && (held >> j & 1) == in_pm; j++)
+				;
+			if (!in_pm)
+				bio_advance_iter(bio, &iter,
+						 (j - i) << SECTOR_SHIFT);
+			else if (fr_fault_pm_read(from_pchunk(hit.pchunk)) ||
+				 fr_bio_copy(bio, &iter, (u8 *)hit.data +
+					     ((size_t)i << SECTOR_SHIFT),
+					     (size_t)(j - i) << SECTOR_SHIFT,
+					     false))
+				return -EIO;
+			i = j;
+		}
+		sector += stop - off;
+	}
+	return 0;
+}
+
+static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
+			enum fr_io_kind kind)
+{
+	io->kind = kind;
+	queue_delayed_work(fr->io_wq, &io->work, 0);
+}
+
+/* Does PM hold any of these chunks? Caller holds their stripe locks. */
+static bool fr_range_cached(struct dm_fr *fr, u64 first, u64 last)
+{
+	struct fr_hit hit;
+	u64 k;
+
+	fr_assert_range_locked(fr, first, last);
+	for (k = first; k <= last; k++)
+		if (fr_lookup(&fr->cache, to_ochunk(k), &hit))
+			return true;
+	return false;
+}
+
+/*
+ * Send the bio's range to the origin as a clone (op and flags opf, data
+ * the bio's own pages) and wait for it.
+ */
+static blk_status_t fr_origin_wait(struct dm_fr *fr, struct bio *bio,
+				   blk_opf_t opf)
+{
+	struct bio *clone;
+	blk_status_t status;
+
+	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
+	clone->bi_opf = opf;
+	submit_bio_wait(clone);
+	status = clone->bi_status;
+	bio_put(clone);
+	return status;
+}
+
+static void fr_fail_pm(struct dm_fr *fr, struct bio *bio)
+{
+	fr_stat_add(fr, pm_errors, 1);
+	bio->bi_status = BLK_STS_IOERR;
+}
+
+static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
+	struct fr_write_result res;
+	struct fr_lockset ls;
+	u64 first, last;
+	int r;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+
+	/* Cleaner: what PM does not hold is written through; dirty drains. */
+	if (unlikely(READ_ONCE(fr->cleaner)) &&
+	    !fr_range_cached(fr, first, last)) {
+		fr_unlock_range(fr, &ls, false);
+		fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
+		return DM_MAPIO_SUBMITTED;
+	}
+
+	r = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
+		     fr_bio_payload, &cur, &res);
+	fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
+	if (r == FR_NEED_CLEAN) {
+		fr_queue_io(fr, io, FR_IO_WRITE);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (r) {
+		fr_fail_pm(fr, bio);
+	} else {
+		fr_stat_add(fr, write_hits, res.hits);
+		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+	}
+	bio_endio(bio);
+	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * A write whose slot must displace dirty data: write back a batch starting
+ * at the victim (one origin flush for many chunks, so a burst of collisions
+ * costs little), then try again. No slot lock is held across the batch,
+ * which takes them itself.
+ *
+ * If the origin refuses the batch, the data stays dirty on PM and the write
+ * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
+ * work item is re-queued with a delay rather than sleeping, so that the
+ * bios queued behind it are not held up.
+ */
+static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
+			      struct bio *bio)
+{
+	struct fr_write_result res;
+	struct fr_lockset ls;
+	u64 first, last;
+	int r;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	for (;;) {
+		struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
+
+		fr_lock_range(fr, first, last, &ls);
+		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
+			     bio_sectors(bio), fr_bio_payload, &cur, &res);
+		fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
+		if (r != FR_NEED_CLEAN)
+			break;
+		fr_stat_add(fr, forced_writebacks, 1);
+		r = fr_writeback_from(fr, res.victim);
+		if (r == -EHWPOISON)
+			break;	/* its data is unreadable: it cannot make room */
+		if (r < 0) {
+			if (++io->tries > FR_CLEAN_RETRIES)
+				break;
+			io->kind = FR_IO_WRITE;
+			queue_delayed_work(fr->io_wq, &io->work,
+					   msecs_to_jiffies(100 << io->tries));
+			return;
+		}
+	}
+	if (r) {
+		bio->bi_status = BLK_STS_IOERR;
+	} else {
+		fr_stat_add(fr, write_hits, res.hits);
+		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+	}
+	bio_endio(bio);
+}
+
+/*
+ * A read of sectors some of which PM holds: read the origin into the bio,
+ * then copy what PM holds over it. The origin read runs without the stripe
+ * locks, so writes to these chunks do not wait for it: if the stripes'
+ * epochs and fill counts did not move meanwhile, PM lost nothing it held
+ * (the epoch rule, dm-fr.h; writeback only writes to the origin what PM
+ * still holds), so the overlay makes the result current. If they moved,
+ * read again; the last try holds the locks across the read.
+ */
+static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
+{
+	struct fr_lockset ls;
+	unsigned int tries;
+	u64 first, last, epoch;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	for (tries = 1;; tries++) {
+		bool hold = tries == FR_MIXED_READ_TRIES;
+
+		fr_lock_range(fr, first, last, &ls);
+		epoch = fr_range_epoch(fr, &ls);
+		if (!hold)
+			fr_unlock_range(fr, &ls, false);
+		bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_READ |
+						(bio->bi_opf & REQ_SYNC));
+		if (!hold)
+			fr_lock_range(fr, first, last, &ls);
+		if (bio->bi_status || hold || fr_range_epoch(fr, &ls) == epoch)
+			break;
+		fr_unlock_range(fr, &ls, false);
+	}
+	if (!bio->bi_status && fr_read_from_pm(fr, bio))
+		fr_fail_pm(fr, bio);
+	fr_unlock_range(fr, &ls, false);
+	bio_endio(bio);
+}
+
+/*
+ * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
+ * still durable when acknowledged). wb_lock keeps writeback batches out
+ * (docs/protocol.md, "Required serialization"); bypass_seq is odd while the
+ * origin write is in flight, so no fill that overlaps it is installed (a
+ * fill may have read the data from before it). The stripe locks are held
+ * only to check that PM holds none of the range: a write to PM that races
+ * with the write-through is as unordered as any two concurrent writes. If
+ * PM came to hold part of the range since map, the write goes to PM after
+ * all.
+ */
+static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
+				     struct bio *bio)
+{
+	struct fr_lockset ls;
+	u64 first, last;
+
+	mutex_lock(&fr->wb_lock);
+	fr_bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	if (fr_range_cached(fr, first, last)) {
+		fr_unlock_range(fr, &ls, false);
+		mutex_unlock(&fr->wb_lock);
+		fr_deferred_write(fr, io, bio);
+		return;
+	}
+	fr_bypass_step(fr);
+	fr_unlock_range(fr, &ls, false);
+	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
+					(bio->bi_opf & REQ_SYNC));
+	fr_bypass_step(fr);
+	mutex_unlock(&fr->wb_lock);
+	if (!bio->bi_status)
+		fr_stat_add(fr, write_misses, last - first + 1);
+	bio_endio(bio);
+}
+
+/*
+ * Drop what the discard covers from PM, then pass it to the origin and wait,
+ * all under wb_lock: a discard still in flight when a newer write of the
+ * same chunk is written back and cleaned could land after it.
+ *
+ * A read while the origin discard is in flight may return the data from
+ * before it, and a fill of that would outlive the discard. bypass_seq is
+ * odd from before the PM copies are dropped until the origin completed, and
+ * a fill is installed only if it saw the same even value at map as at
+ * install (fr_fill_work): any fill that overlapped a discard is dropped.
+ * The stripe locks order the bump before the drop against the installs.
+ * (One sequence for discards and write-through: both hold wb_lock.)
+ */
+static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
+	u64 region_sectors = (u64)g->region_chunks << g->chunk_shift;
+	struct fr_lockset ls;
+	u64 pos, end = sector + nr;
+
+	mutex_lock(&fr->wb_lock);
+	fr_bypass_step(fr);
+	if ((nr >> g->chunk_shift) > g->nr_slots) {
+		/* Larger than the cache: walk the slots instead. */
+		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
+			struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));
+
+			mutex_lock(&st->lock);
+			fr_discard_slots(&fr->cache, to_slot(pos),
+					 1 << FR_STRIPE_SHIFT, sector, nr);
+			st->epoch++;
+			mutex_unlock(&st->lock);
+			cond_resched();
+		}
+	} else {
+		for (pos = sector; pos < end;) {
+			u64 next = min(end, (pos | (region_sectors - 1)) + 1);
+
+			fr_lock_range(fr, pos >> g->chunk_shift,
+				      (next - 1) >> g->chunk_shift, &ls);
+			fr_discard(&fr->cache, pos, next - pos);
+			fr_unlock_range(fr, &ls, true);
+			pos = next;
+			cond_resched();
+		}
+	}
+	if (bdev_max_discard_sectors(fr->origin->bdev))
+		bio->bi_status = fr_origin_wait(fr, bio, bio->bi_opf);
+	fr_bypass_step(fr);
+	mutex_unlock(&fr->wb_lock);
+	bio_endio(bio);
+}
+
+static void fr_io_work(struct work_struct *work)
+{
+	struct fr_io *io = container_of(to_delayed_work(work), struct fr_io,
+					work);
+	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
+
+	switch (io->kind) {
+	case FR_IO_WRITE:
+		fr_deferred_write(io->fr, io, bio);
+		break;
+	case FR_IO_READ_MIXED:
+		fr_deferred_read_mixed(io->fr, bio);
+		break;
+	case FR_IO_WRITETHROUGH:
+		fr_deferred_writethrough(io->fr, io, bio);
+		break;
+	case FR_IO_DISCARD:
+		fr_deferred_discard(io->fr, bio);
+		break;
+	default:
+		bio_io_error(bio);
+		break;
+	}
+}
+
+static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
+	u64 first, last, hits = 0, misses = 0;
+	bool any_held = false, all_held = true;
+	struct fr_lockset ls;
+	u32 take;
+
+	fr_bio_chunks(fr, bio, &first, &last);
+	fr_lock_range(fr, first, last, &ls);
+	while (sector < end) {
+		fr_ochunk_t key = fr_chunk_of_sector(g, sector);
+		u64 start = fr_first_sector(g, key);
+		u32 off = sector - start;
+		u32 cnt = min_t(u64, g->chunk_sectors - off, end - sector);
+		u64 want = (cnt >= 64 ? ~0ULL : (1ULL << cnt) - 1) << off;
+		struct fr_hit hit;
+
+		if (fr_lookup(&fr->cache, key, &hit) && (hit.sectors & want)) {
+			any_held = true;
+			if ((hit.sectors & want) != want)
+				all_held = false;
+			hits++;
+		} else {
+			all_held = false;
+			misses++;
+		}
+		sector += cnt;
+	}
+
+	if (all_held) {
+		if (fr_read_from_pm(fr, bio))
+			fr_fail_pm(fr, bio);
+		fr_unlock_range(fr, &ls, false);
+		fr_stat_add(fr, read_hits, hits);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (any_held) {
+		fr_unlock_range(fr, &ls, false);
+		fr_stat_add(fr, read_hits, hits);
+		fr_stat_add(fr, read_misses, misses);
+		fr_queue_io(fr, io, FR_IO_READ_MIXED);
+		return DM_MAPIO_SUBMITTED;
+	}
+	take = bio_sectors(bio);
+	if (fr->read_fill && !READ_ONCE(fr->cleaner))
+		take = fr_fill_plan(fr, bio, io);
+	fr_unlock_range(fr, &ls, false);
+	if (take < bio_sectors(bio)) {
+		/* Count only what this part covers: the rest comes back. */
+		dm_accept_partial_bio(bio, take);
+		fr_bio_chunks(fr, bio, &first, &last);
+		misses = last - first + 1;
+	}
+	fr_stat_add(fr, read_misses, misses);
+	if (io->fills) {
+		fr_fill_read(fr, bio, io);
+		return DM_MAPIO_SUBMITTED;
+	}
+	bio_set_dev(bio, fr->origin->bdev);
+	return DM_MAPIO_REMAPPED;
+}
+
+int fr_map(struct dm_target *ti, struct bio *bio)
+{
+	struct dm_fr *fr = ti->private;
+	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
+
+	io->kind = FR_IO_NONE;
+	io->fr = fr;
+	io->tries = 0;
+	io->fills = NULL;
+	INIT_DELAYED_WORK(&io->work, fr_io_work);
+	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+
+	/* Every acknowledged write is already durable: flushes are free. */
+	if (bio->bi_opf & REQ_PREFLUSH) {
+		if (!bio_sectors(bio)) {
+			bio_endio(bio);
+			return DM_MAPIO_SUBMITTED;
+		}
+	}
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		return fr_map_read(fr, bio, io);
+	case REQ_OP_WRITE:
+		return fr_map_write(fr, bio, io);
+	case REQ_OP_DISCARD:
+		fr_queue_io(fr, io, FR_IO_DISCARD);
+		return DM_MAPIO_SUBMITTED;
+	default:
+		return DM_MAPIO_KILL;
+	}
+}

@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The PM's lifecycle in the target: the DAX mapping, the registry of
+ * constructed targets (no two may share PM pages or an origin), the origin's
+ * identity, and format or recovery at the first preresume.
+ */
+#include <linux/blkdev.h>
+#include <linux/dax.h>
+#include <linux/pfn_t.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uuid.h>
+
+#include "dm-fr.h"
+
+#define FR_RECOVERY_GROUPS	16384
+
+/*
+ * Every constructed fr target, so that no two targets share PM pages or an
+ * origin: device-mapper lets several mapped devices open one block device,
+ * a dm-linear or a partition over a PM is another block device on the same
+ * pages, and one table may hold several fr targets. Only the targets of a
+ * reload (same mapped device, another table) may: the old table is
+ * suspended before the new one touches the PM.
+ */
+static LIST_HEAD(fr_targets);
+static DEFINE_MUTEX(fr_targets_lock);
+
+/* Map the whole PM device with DAX; it must be one contiguous range. */
+int fr_map_pm(struct dm_fr *fr, char **error)
+{
+	struct block_device *bdev = fr->pm_dev->bdev;
+	sector_t start = get_start_sect(bdev);
+	long nr_pages, mapped;
+	pfn_t pfn;
+	int id;
+
+	if (!fr->pm_dev->dax_dev) {
+		*error = "PM device does not support DAX";
+		return -EOPNOTSUPP;
+	}
+	if (start & (PAGE_SECTORS - 1)) {
+		*error = "PM partition is not page aligned";
+		return -EINVAL;
+	}
+	fr->pm_bytes = (u64)bdev_nr_sectors(bdev) << SECTOR_SHIFT;
+	nr_pages = fr->pm_bytes >> PAGE_SHIFT;
+	if (!nr_pages) {
+		*error = "PM device is too small";
+		return -EINVAL;
+	}
+	fr->pm_bytes = (u64)nr_pages << PAGE_SHIFT;
+	id = dax_read_lock();
+	mapped = dax_direct_access(fr->pm_dev->dax_dev, start >> PAGE_SECTORS_SHIFT,
+				   nr_pages, DAX_ACCESS, &fr->pm_addr, &pfn);
+	dax_read_unlock(id);
+	if (mapped < 0) {
+		*error = "Cannot map the PM device with DAX";
+		return mapped;
+	}
+	if (mapped < nr_pages) {
+		*error = "PM device is not contiguously mappable";
+		return -EOPNOTSUPP;
+	}
+	fr->pm_pfn = pfn_t_to_pfn(pfn);
+	fr->pm_pages = nr_pages;
+	return 0;
+}
+
+/*
+ * The origin's stable names the kernel can see itself, in order of
+ * preference: a partition's PARTUUID (as udev's by-partuuid link names it),
+ * a dm device's uuid, and its name (as frctl names dm devices).
+ */
+enum fr_id_kind { FR_ID_PARTUUID, FR_ID_DM_UUID, FR_ID_DM_NAME, FR_ID_KINDS };
+
+static const char * const fr_id_prefix[FR_ID_KINDS] = {
+	"/dev/disk/by-partuuid/", "dm-uuid-", "dm-name-",
+};
+
+/* The origin's name of one kind: 0, -ENOENT (none that fits) or -ENOMEM. */
+static int fr_origin_id_of(struct dm_fr *fr, enum fr_id_kind kind, char *id)
+{
+	struct block_device *bdev = fr->origin->bdev;
+	struct mapped_device *md;
+	const char *val = NULL;
+	char *buf = NULL;
+	int r = -ENOENT;
+
+	if (kind == FR_ID_PARTUUID) {
+		if (bdev_is_partition(bdev) && bdev->bd_meta_info)
+			val = bdev->bd_meta_info->uuid;
+	} else {
+		md = dm_get_md(bdev->bd_dev);
+		if (!md)
+			return -ENOENT;
+		buf = kmalloc(DM_NAME_LEN + DM_UUID_LEN, GFP_KERNEL);
+		if (!buf)
+			r = -ENOMEM;
+		else if (!dm_copy_name_and_uuid(md, buf, buf + DM_NAME_LEN))
+			val = kind == FR_ID_DM_UUID ? buf + DM_NAME_LEN : buf;
+		dm_put(md);
+	}
+	if (val && val[0] &&
+	    strlen(fr_id_prefix[kind]) + strlen(val) < FR_ORIGIN_ID_LEN) {
+		size_t plen = strlen(fr_id_prefix[kind]);
+
+		/* It fits (checked above): no snprintf truncation to fear. */
+		memcpy(id, fr_id_prefix[kind], plen);
+		strscpy(id + plen, val, FR_ORIGIN_ID_LEN - plen);
+		r = 0;
+	}
+	kfree(buf);
+	return r;
+}
+
+/*
+ * What a format records without origin_id: the first stable name that
+ * fits, else dev:MAJ:MIN, which may name another disk after a reboot.
+ */
+static int fr_origin_stable_id(struct dm_fr *fr, char *id)
+{
+	enum fr_id_kind k;
+	int r;
+
+	for (k = 0; k < FR_ID_KINDS; k++) {
+		r = fr_origin_id_of(fr, k, id);
+		if (r != -ENOENT)
+			return r;
+	}
+	snprintf(id, FR_ORIGIN_ID_LEN, "dev:%s", fr->origin->name);
+	return 0;
+}
+
+/*
+ * Is the origin the one the PM was formatted for? origin_id in the table
+ * must equal the recorded id (whoever wrote the table vouches for the
+ * device: frctl resolves the id first). Without it, a recorded name of a
+ * kind the kernel can see must be the origin's; dev:MAJ:MIN, /dev/disk/by-id
+ * names and paths cannot be checked here.
+ */
+static int fr_check_origin_id(struct dm_fr *fr, const char *recorded,
+			      char **error)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	char now[FR_ORIGIN_ID_LEN];
+	enum fr_id_kind k;
+	int r;
+
+	if (fr->arg_origin_id[0]) {
+		if (strcmp(recorded, fr->arg_origin_id)) {
+			DMERR("%s: the PM records origin \"%s\", the table's origin_id is \"%s\"",
+			      name, recorded, fr->arg_origin_id);
+			*error = "PM was formatted for another origin_id than the table's";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	for (k = 0; k < FR_ID_KINDS; k++) {
+		if (strncmp(recorded, fr_id_prefix[k], strlen(fr_id_prefix[k])))
+			continue;
+		r = fr_origin_id_of(fr, k, now);
+		if (r == -ENOMEM) {
+			*error = "Cannot allocate memory for the origin's name";
+			return r;
+		}
+		if (r)
+			strscpy(now, "(none of that kind)", sizeof(now));
+		if (r || strcmp(recorded, now)) {
+			DMERR("%s: the PM records origin \"%s\", origin %s is \"%s\"",
+			      name, recorded, fr->origin->name, now);
+			*error = "Origin is not the device the PM was formatted for";
+			return -EINVAL;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g)
+{
+	u64 longs = fr_bitmap_longs(g);
+
+	fr->valid_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	fr->dirty_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	return fr->valid_bits && fr->dirty_bits ? 0 : -ENOMEM;
+}
+
+/*
+ * The constructor only reads the PM: a table may be loaded while another
+ * table of the same device is still live on this PM (dmsetup reload). The
+ * PM is formatted or recovered at the first preresume, once the old table
+ * has been suspended.
+ */
+int fr_prepare_format(struct dm_fr *fr, char **error)
+{
+	struct dm_target *ti = fr->ti;
+	struct fr_format_params *p = &fr->fmt;
+	const char *why = NULL;
+	int r;
+
+	p->chunk_sectors = fr->arg_chunk_size >> SECTOR_SHIFT;
+	if (fr->arg_region_size) {
+		u32 chunk = fr->arg_chunk_size ? fr->arg_chunk_size :
+			    FR_DEFAULT_CHUNK_SECTORS << SECTOR_SHIFT;
+
+		if (fr->arg_region_size < chunk) {
+			*error = "region_size is smaller than chunk_size";
+			return -EINVAL;
+		}
+		p->region_chunks = fr->arg_region_size / chunk;
+	}
+	p->stride_slots = fr->arg_stride;
+	p->origin_sectors = ti->len;
+	if (fr->has_uuid)
+		memcpy(p->uuid, fr->arg_uuid, sizeof(p->uuid));
+	else
+		generate_random_uuid(p->uuid);
+	if (fr->arg_origin_id[0]) {
+		strscpy(p->origin_id, fr->arg_origin_id, sizeof(p->origin_id));
+	} else if (fr_origin_stable_id(fr, p->origin_id)) {
+		*error = "Cannot allocate memory for the origin's name";
+		return -ENOMEM;
+	}
+
+	/* The core's reason goes to the log; ti->error takes literals. */
+	r = fr_geometry_layout(&fr->cache.geo, fr->pm_bytes, p, &why);
+	if (r) {
+		DMERR("%s: cannot lay out the PM: %s",
+		      dm_table_device_name(ti->table), why);
+		*error = "PM too small, or geometry out of range, for this origin";
+		return r;
+	}
+	return 0;
+}
+
+int fr_prepare_recover(struct dm_fr *fr, char **error)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	const struct fr_sb_disk *sb = fr->pm_addr;
+	char origin_id[FR_ORIGIN_ID_LEN];
+	const char *why = NULL;
+	u8 uuid[16];
+	int r;
+
+	r = fr_cache_attach(&fr->cache, fr->pm_addr, fr->pm_bytes, NULL, NULL,
+			    &why);
+	if (r) {
+		DMERR("%s: cannot use the PM's superblock: %s",
+		      dm_table_device_name(fr->ti->table), why);
+		*error = "PM holds no usable dm-fr superblock";
+		return r;
+	}
+	if (fr_pm_read(uuid, sb->uuid, sizeof(uuid)) ||
+	    fr_pm_read(origin_id, sb->origin_id, sizeof(origin_id))) {
+		*error = "superblock unreadable (machine check)";
+		return -EIO;
+	}
+	origin_id[FR_ORIGIN_ID_LEN - 1] = 0;
+	if (fr->has_uuid && memcmp(uuid, fr->arg_uuid, sizeof(uuid))) {
+		DMERR("%s: the PM's uuid is %pUb, the table's %pUb",
+		      dm_table_device_name(fr->ti->table), uuid, fr->arg_uuid);
+		*error = "PM has another uuid than the table's uuid argument";
+		return -EINVAL;
+	}
+	r = fr_check_origin_id(fr, origin_id, error);
+	if (r)
+		return r;
+	if ((fr->arg_chunk_size &&
+	     fr->arg_chunk_size != g->chunk_sectors << SECTOR_SHIFT) ||
+	    (fr->arg_region_size &&
+	     fr->arg_region_size != (g->region_chunks << g->chunk_shift) <<
+	     SECTOR_SHIFT) ||
+	    (fr->arg_stride && fr->arg_stride != g->stride_slots)) {
+		*error = "Geometry arguments do not match the PM's superblock";
+		return -EINVAL;
+	}
+	if (g->origin_sectors != fr->ti->len) {
+		*error = "PM was formatted for an origin of another length";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int fr_init_pm(struct dm_fr *fr)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct fr_group_scratch *scratch;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	int r;
+
+	if (fr->fresh) {
+		fr->fmt.format_time = ktime_get_real_seconds();
+		r = fr_format(&fr->cache, fr->pm_addr, fr->pm_bytes, &fr->fmt,
+			      fr->valid_bits, fr->dirty_bits, &why);
+		if (r) {
+			DMERR("%s: cannot format the PM: %s", name, why);
+			return r;
+		}
+		DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
+		       name, g->nr_chunks, g->chunk_sectors / 2,
+		       g->origin_sectors);
+		return 0;
+	}
+
+	scratch = kvcalloc(FR_RECOVERY_GROUPS, sizeof(*scratch), GFP_KERNEL);
+	if (!scratch)
+		return -ENOMEM;
+	fr->cache.valid_bits = fr->valid_bits;
+	fr->cache.dirty_bits = fr->dirty_bits;
+	r = fr_recover(&fr->cache, FR_RECOVER_APPLY, scratch,
+		       FR_RECOVERY_GROUPS, &rep, &why);
+	kvfree(scratch);
+	if (r) {
+		if (rep.corrupt_tags)
+			DMERR("%s: %llu corrupt tags on PM, first at chunk %llu",
+			      name, rep.corrupt_tags, rep.first_corrupt);
+		DMERR("%s: recovery refused: %s", name, why);
+		return r;
+	}
+	DMINFO("%s: recovered %llu valid chunks (%llu dirty) of %llu; rolled back %llu and completed %llu interrupted writes, dropped %llu superseded copies",
+	       name, rep.valid, rep.dirty, g->nr_chunks,
+	       rep.groups_rolled_back, rep.groups_rolled_forward,
+	       rep.superseded_dropped);
+	return 0;
+}
+
+/* Physical page ranges [a, a + na) and [b, b + nb) overlap. */
+static bool fr_pfns_overlap(unsigned long a, unsigned long na,
+			    unsigned long b, unsigned long nb)
+{
+	return a < b + nb && b < a + na;
+}
+
+/*
+ * Does any page of a DAX-capable origin lie in [pfn, pfn + n)? Walked in
+ * pieces: the origin may be a concatenation, and a piece with a known bad
+ * block does not map at all (its pages are then asked one by one).
+ */
+static bool fr_origin_on_pfns(struct dm_dev *origin, unsigned long pfn,
+			      unsigned long n)
+{
+	struct block_device *bdev = origin->bdev;
+	pgoff_t pgoff = get_start_sect(bdev) >> PAGE_SECTORS_SHIFT;
+	long left = bdev_nr_sectors(bdev) >> PAGE_SECTORS_SHIFT, got;
+	bool hit = false;
+	pfn_t p;
+	int id;
+
+	if (!origin->dax_dev)
+		return false;
+	id = dax_read_lock();
+	while (left > 0 && !hit) {
+		got = dax_direct_access(origin->dax_dev, pgoff,
+					min_t(long, left, 512), DAX_ACCESS,
+					NULL, &p);
+		if (got <= 0)
+			got = 1;
+		else
+			hit = fr_pfns_overlap(pfn_t_to_pfn(p), got, pfn, n);
+		pgoff += got;
+		left -= got;
+		cond_resched();
+	}
+	dax_read_unlock(id);
+	return hit;
+}
+
+/* Do the two targets share PM pages, or an origin, or use each other's? */
+static bool fr_conflict(struct dm_fr *fr, struct dm_fr *o, char **error)
+{
+	dev_t pm = fr->pm_dev->bdev->bd_dev, origin = fr->origin->bdev->bd_dev;
+	dev_t opm = o->pm_dev->bdev->bd_dev, oorigin = o->origin->bdev->bd_dev;
+
+	if (opm == pm || fr_pfns_overlap(fr->pm_pfn, fr->pm_pages,
+					  o->pm_pfn, o->pm_pages))
+		*error = "PM overlaps the PM of another dm-fr target";
+	else if (oorigin == pm || fr_origin_on_pfns(o->origin, fr->pm_pfn,
+						     fr->pm_pages))
+		*error = "PM overlaps the origin of another dm-fr target";
+	else if (opm == origin || fr_origin_on_pfns(fr->origin, o->pm_pfn,
+						     o->pm_pages))
+		*error = "Origin overlaps the PM of another dm-fr target";
+	else if (oorigin == origin)
+		*error = "Origin is in use by another dm-fr target";
+	else
+		return false;
+	return true;
+}
+
+/*
+ * Register the target unless it conflicts with one already constructed:
+ * of another device, or of this same table (two targets in one table are
+ * live at once). The same device's other table is a reload.
+ */
+int fr_claim_devices(struct dm_fr *fr, char **error)
+{
+	bool conflict = false;
+	struct dm_fr *o;
+
+	if (fr_origin_on_pfns(fr->origin, fr->pm_pfn, fr->pm_pages)) {
+		*error = "Origin and PM share pages";
+		return -EINVAL;
+	}
+	fr->md = dm_table_get_md(fr->ti->table);
+	mutex_lock(&fr_targets_lock);
+	list_for_each_entry(o, &fr_targets, node) {
+		if (o->md == fr->md && o->ti->table != fr->ti->table)
+			continue;
+		conflict = fr_conflict(fr, o, error);
+		if (conflict)
+			break;
+	}
+	if (!conflict)
+		list_add(&fr->node, &fr_targets);
+	mutex_unlock(&fr_targets_lock);
+	return conflict ? -EBUSY : 0;
+}
+
+/* Leave the registry (a no-op if never registered). */
+void fr_release_devices(struct dm_fr *fr)
+{
+	if (!list_empty(&fr->node)) {
+		mutex_lock(&fr_targets_lock);
+		list_del(&fr->node);
+		mutex_unlock(&fr_targets_lock);
+	}
+}
