@@ -989,6 +989,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 		S.fail_done = true;
 		S.poisoned_chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
 				   ((u64)S.c.geo.chunk_sectors * SECT);
+		S.poisoned_seq = le64_to_cpu(S.c.tags[S.poisoned_chunk].seq);
 		return -EHWPOISON;
 	}
 	if (src < S.pm_view || src + (size_t)nr * SECT > S.pm_view + S.pm_bytes ||
@@ -1337,7 +1338,13 @@ static void exec_wb(const struct op *op)
 		S.fig3[F_ERRORS]++;
 		if (r < 0)
 			violation("fr_writeback failed (%d) on an unreadable chunk instead of skipping it", r);
-		else if (!test_bit(S.poisoned_chunk, S.db))
+		/*
+		 * Still the copy that could not be read, yet clean? (A write
+		 * injected after the stage may have replaced it, legitimately.)
+		 */
+		else if (!test_bit(S.poisoned_chunk, S.db) &&
+			 test_bit(S.poisoned_chunk, S.vb) &&
+			 le64_to_cpu(S.c.tags[S.poisoned_chunk].seq) == S.poisoned_seq)
 			violation("chunk %llu, whose PM data could not be read, was made clean",
 				  (unsigned long long)S.poisoned_chunk);
 		else if (!op->ninj && fr_count_dirty(&S.c) != dirty - (u64)r)

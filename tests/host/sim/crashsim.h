@@ -126,6 +126,7 @@ struct sim {
 	u8 *locked;			/* per slot: who holds its lock */
 	bool exclusive;			/* the whole cache (recovery) */
 	u64 poisoned_chunk;		/* FAIL_STAGE_POISON: the chunk skipped */
+	u64 poisoned_seq;		/* ... and its tag's seq then */
 	u64 lock_checks;		/* PM stores whose slot lock was checked */
 
 	/* reference model */
