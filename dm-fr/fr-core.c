@@ -103,7 +103,31 @@ enum plan {
 	PLAN_ROOM,		/* a free chunk is there */
 	PLAN_EVICT,		/* *victim is clean: drop it to make room */
 	PLAN_NEED_CLEAN,	/* *victim is dirty: write it back first */
+	PLAN_BYPASS,		/* no chunk of the slot can be written */
 };
+
+/*
+ * A slot with a bad chunk has one chunk u it can write, so a write cannot
+ * keep the old copy beside the new one: whatever u holds leaves first (a
+ * clean copy is on the origin; a dirty one is written back), and the new
+ * copy goes into u. After a crash before its commit, u reads as free and
+ * the origin as the old data, so the write stays atomic.
+ */
+static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
+			       fr_pchunk_t *victim)
+{
+	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1);
+	fr_pchunk_t u = fr_chunk_bad(c, p0) ? p1 : p0;
+	u64 cu;
+
+	if (fr_chunk_bad(c, p0) && fr_chunk_bad(c, p1))
+		return PLAN_BYPASS;
+	cu = tag_commit(c, u);
+	if (!(cu & FR_TAG_VALID))
+		return PLAN_ROOM;
+	*victim = u;
+	return (cu & FR_TAG_DIRTY) ? PLAN_NEED_CLEAN : PLAN_EVICT;
+}
 
 /*
  * Which chunk, if any, must leave key's slot so that key can be written.
@@ -115,8 +139,14 @@ static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
 {
 	fr_slot_t s = fr_slot_of(&c->geo, key);
 	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1), v;
-	u64 c0 = tag_commit(c, p0), c1 = tag_commit(c, p1), cv;
+	u64 c0, c1, cv;
 
+	if (fr_slot_tags_bad(c, s))
+		return PLAN_BYPASS;
+	if (fr_chunk_bad(c, p0) || fr_chunk_bad(c, p1))
+		return plan_slot_bad(c, s, victim);
+	c0 = tag_commit(c, p0);
+	c1 = tag_commit(c, p1);
 	if (!(c0 & FR_TAG_VALID) || !(c1 & FR_TAG_VALID))
 		return PLAN_ROOM;
 	if (commit_holds(c0, key) && commit_holds(c1, key))
@@ -137,11 +167,18 @@ static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
 	return PLAN_EVICT;
 }
 
-/* The free chunk a write into slot s uses: the first invalid one. */
+/*
+ * The free chunk a write into slot s uses: the first invalid one, or the
+ * only one that is not bad.
+ */
 static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 {
 	fr_pchunk_t p0 = slot_chunk(s, 0);
 
+	if (fr_chunk_bad(c, p0))
+		return slot_chunk(s, 1);
+	if (fr_chunk_bad(c, slot_chunk(s, 1)))
+		return p0;
 	return (tag_commit(c, p0) & FR_TAG_VALID) ? slot_chunk(s, 1) : p0;
 }
 
@@ -218,8 +255,39 @@ static void write_span(const struct write_op *w, u64 k, u32 *off, u32 *cnt)
 }
 
 /*
- * Plan every slot before changing anything: FR_NEED_CLEAN (naming the
- * victim) if a dirty chunk is in the way, else 0.
+ * Whether chunk k's slot is lost, or holds a copy of k on a bad chunk of
+ * which w leaves sectors that would have to be merged into the new copy:
+ * either way w cannot be carried out.
+ */
+static bool write_unreadable(const struct write_op *w, u64 k)
+{
+	const struct fr_cache *c = w->c;
+	fr_slot_t s = write_slot(w, k);
+	u32 off, cnt, i;
+	u64 mask;
+
+	if (fr_slot_lost(c, s))
+		return true;
+	if (fr_slot_tags_bad(c, s))
+		return false;
+	write_span(w, k, &off, &cnt);
+	mask = sector_mask(off, cnt);
+	for (i = 0; i < 2; i++) {
+		fr_pchunk_t p = slot_chunk(s, i);
+
+		if (fr_chunk_bad(c, p) &&
+		    commit_holds(tag_commit(c, p), to_ochunk(k)) &&
+		    (tag_sectors(c, p) & ~mask))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Plan every slot before changing anything: -EIO if a slot's unreadable
+ * PM is in the way, FR_BYPASS (naming the chunk) if a slot can hold
+ * nothing, FR_NEED_CLEAN (naming the victim) if a dirty chunk is in the
+ * way, else 0.
  */
 static int write_plan(struct write_op *w)
 {
@@ -230,8 +298,16 @@ static int write_plan(struct write_op *w)
 	w->flags = FR_TAG_VALID | FR_TAG_NEW | FR_TAG_DIRTY |
 		   (w->group ? FR_TAG_INCOMPLETE : 0);
 	for (k = w->first; k <= w->last; k++) {
+		if (write_unreadable(w, k))
+			return -EIO;
+	}
+	for (k = w->first; k <= w->last; k++) {
 		enum plan p = plan_slot(w->c, to_ochunk(k), &victim);
 
+		if (p == PLAN_BYPASS) {
+			w->res->bypass = k;
+			return FR_BYPASS;
+		}
 		if (p == PLAN_NEED_CLEAN) {
 			w->res->victim = victim;
 			return FR_NEED_CLEAN;
@@ -391,6 +467,16 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
 	fr_slot_t s = fr_slot_of(&c->geo, key);
 	unsigned int i;
 
+	if (fr_slot_tags_bad(c, s)) {
+		if (!fr_slot_lost(c, s))
+			return false;
+		/* It may hold any of the chunk's sectors: all unreadable. */
+		hit->pchunk = slot_chunk(s, 0);
+		hit->sectors = fr_chunk_mask(&c->geo, key);
+		hit->data = NULL;
+		hit->unreadable = true;
+		return true;
+	}
 	for (i = 0; i < 2; i++) {
 		fr_pchunk_t p = slot_chunk(s, i);
 
@@ -398,6 +484,7 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
 			hit->pchunk = p;
 			hit->sectors = tag_sectors(c, p);
 			hit->data = fr_chunk_data(c, p);
+			hit->unreadable = fr_chunk_bad(c, p);
 			return true;
 		}
 	}
@@ -417,6 +504,7 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 		return 0;
 	switch (plan_slot(c, key, &victim)) {
 	case PLAN_NEED_CLEAN:
+	case PLAN_BYPASS:
 		return 0;	/* never write back to make room for clean data */
 	case PLAN_EVICT:
 		set_commit(c, victim, 0);
@@ -443,10 +531,12 @@ bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
 {
 	struct fr_hit hit;
 	fr_pchunk_t victim;
+	enum plan p;
 
-	return from_ochunk(key) < c->geo.origin_chunks &&
-	       !fr_lookup(c, key, &hit) &&
-	       plan_slot(c, key, &victim) != PLAN_NEED_CLEAN;
+	if (from_ochunk(key) >= c->geo.origin_chunks || fr_lookup(c, key, &hit))
+		return false;
+	p = plan_slot(c, key, &victim);
+	return p != PLAN_NEED_CLEAN && p != PLAN_BYPASS;
 }
 
 /* Whether chunk key lies wholly inside [sector, end). */
@@ -474,6 +564,8 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 	      sector + nr_sectors;
 	for (s = from_slot(first); s < from_slot(first) + nr &&
 	     s < g->nr_slots; s++) {
+		if (fr_slot_tags_bad(c, to_slot(s)))
+			continue;
 		for (i = 0; i < 2; i++) {
 			fr_pchunk_t p = slot_chunk(to_slot(s), i);
 			u64 commit = tag_commit(c, p);
@@ -512,6 +604,8 @@ u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 		if (chunk_end > end)
 			break;
 		s = fr_slot_of(g, key);
+		if (fr_slot_tags_bad(c, s))
+			continue;
 		for (i = 0; i < 2; i++) {
 			fr_pchunk_t p = slot_chunk(s, i);
 
@@ -539,6 +633,12 @@ static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 
 	if (!(commit & FR_TAG_VALID) || !(commit & FR_TAG_DIRTY))
 		return 0;
+	if (fr_chunk_bad(c, p)) {
+		/* Known unreadable: not even tried. It stays dirty. */
+		if (ops->skip)
+			ops->skip(ctx, p);
+		return -EHWPOISON;
+	}
 	first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
 	mask = tag_sectors(c, p) &
 	       fr_chunk_mask(g, to_ochunk(fr_commit_key(commit)));
@@ -647,6 +747,34 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
 }
 
+u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)
+{
+	u64 s, n = 0;
+	u32 i;
+
+	for (s = from_slot(first); s < from_slot(first) + nr &&
+	     s < c->geo.nr_slots; s++) {
+		if (fr_slot_lost(c, to_slot(s))) {
+			clear_bit(s, c->bad.lost);
+			n++;
+			continue;
+		}
+		if (fr_slot_tags_bad(c, to_slot(s)))
+			continue;
+		for (i = 0; i < 2; i++) {
+			fr_pchunk_t p = slot_chunk(to_slot(s), i);
+
+			if (fr_chunk_bad(c, p) &&
+			    (tag_commit(c, p) & FR_TAG_VALID)) {
+				set_commit(c, p, 0);
+				n++;
+			}
+		}
+	}
+	fr_pm_fence();
+	return n;
+}
+
 /* bitmap_weight() counts up to UINT_MAX bits; a cache has up to 2^33. */
 #define FR_WEIGHT_STEP	(1U << 31)
 
@@ -694,6 +822,7 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 	c->data = (u8 *)pm + c->geo.data_offset;
 	c->valid_bits = valid_bits;
 	c->dirty_bits = dirty_bits;
+	memset(&c->bad, 0, sizeof(c->bad));
 	atomic64_set(&c->next_seq, 0);
 	return 0;
 }
@@ -701,6 +830,17 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
 	      const struct fr_format_params *p, unsigned long *valid_bits,
 	      unsigned long *dirty_bits, const char **why)
+{
+	static const struct fr_bad none;
+
+	return fr_format_bad(c, pm, pm_bytes, p, valid_bits, dirty_bits, &none,
+			     why);
+}
+
+int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
+		  const struct fr_format_params *p, unsigned long *valid_bits,
+		  unsigned long *dirty_bits, const struct fr_bad *bad,
+		  const char **why)
 {
 	struct fr_sb_disk *sb_pm = pm, sb;
 	struct fr_geometry g;
@@ -716,6 +856,9 @@ int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
 	fr_pm_fence();
 	tags = (struct fr_tag_disk *)((u8 *)pm + g.tags_offset);
 	for (i = 0; i < g.nr_chunks; i++) {
+		/* A retired slot's tags are never read: they stay as they are. */
+		if (bad->tag_slots && test_bit(i >> 1, bad->tag_slots))
+			continue;
 		fr_pm_store8(&tags[i].commit, 0);
 		fr_pm_store8(&tags[i].seq, 0);
 		fr_pm_store8(&tags[i].sectors, 0);
@@ -733,6 +876,7 @@ int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
 		return r;
 	memset(valid_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
 	memset(dirty_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
+	c->bad = *bad;
 	return 0;
 }
 
@@ -795,6 +939,11 @@ static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
 		  struct fr_tag_read t[2])
 {
+	if (fr_slot_tags_bad(c, s)) {
+		/* Known unreadable: not read; the slot counts as empty. */
+		memset(t, 0, 2 * sizeof(*t));
+		return;
+	}
 	read_tag(c, slot_chunk(s, 0), &t[0]);
 	read_tag(c, slot_chunk(s, 1), &t[1]);
 	if (t[0].valid && t[1].valid &&
@@ -868,6 +1017,10 @@ static int recover_scan(struct recovery *rv, const char **why)
 	u64 s;
 
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
+		if (fr_slot_tags_bad(rv->c, to_slot(s))) {
+			rep->lost_slots++;
+			continue;
+		}
 		fr_read_slot(rv->c, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
 			struct fr_group_scratch *grp;
@@ -956,6 +1109,33 @@ static void recover_settle_groups(struct recovery *rv)
 }
 
 /*
+ * Pass 4's rule for bad chunks (struct fr_bad), given the resolved commit
+ * words rc: a clean copy on one is dropped (the origin holds its data and
+ * the chunk could never be read), a dirty one stays (reported unreadable).
+ */
+static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 rc[2])
+{
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		fr_pchunk_t p = slot_chunk(s, i);
+
+		if (!(rc[i] & FR_TAG_VALID) || !fr_chunk_bad(rv->c, p))
+			continue;
+		if (rc[i] & FR_TAG_DIRTY) {
+			rv->rep->bad_dirty++;
+			continue;
+		}
+		rc[i] = 0;
+		rv->rep->bad_clean_dropped++;
+		if (rv->store) {
+			fr_pm_store8(&rv->c->tags[from_pchunk(p)].commit, 0);
+			rv->rep->stores++;
+		}
+	}
+}
+
+/*
  * Pass 4, per slot: drop a copy superseded by a newer one of the same key,
  * clear corrupt tags when repairing, and rebuild the bitmaps.
  */
@@ -968,6 +1148,14 @@ static void recover_slots(struct recovery *rv)
 	u32 i;
 
 	for (s = 0; s < c->geo.nr_slots; s++) {
+		if (fr_slot_tags_bad(c, to_slot(s))) {
+			/* Nothing known: nothing valid (lost until forgotten). */
+			clear_bit(s * 2, c->valid_bits);
+			clear_bit(s * 2 + 1, c->valid_bits);
+			clear_bit(s * 2, c->dirty_bits);
+			clear_bit(s * 2 + 1, c->dirty_bits);
+			continue;
+		}
 		fr_read_slot(c, to_slot(s), t);
 		for (i = 0; i < 2; i++) {
 			rc[i] = resolved_commit(rv, &t[i]);
@@ -986,6 +1174,7 @@ static void recover_slots(struct recovery *rv)
 				rep->stores++;
 			}
 		}
+		recover_bad_chunks(rv, to_slot(s), rc);
 		for (i = 0; i < 2; i++) {
 			u64 p = s * 2 + i;
 

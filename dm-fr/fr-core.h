@@ -77,6 +77,32 @@ static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
 	return to_slot(from_pchunk(p) >> 1);
 }
 
+/*
+ * PM that is known to be unreadable (a bad block list, given by the caller
+ * before fr_recover() or fr_format_bad(); all NULL when there is none). The
+ * core never loads or stores a known bad range with plain accesses:
+ *
+ *   chunks     per PM chunk: its data is unreadable. It is never a write or
+ *              fill destination; a dirty copy on it stays dirty, reads of it
+ *              fail (fr_hit.unreadable), writeback skips it; recovery drops
+ *              a clean copy on it (the origin holds that data).
+ *   tag_slots  per slot: its tags are unreadable and never touched. The slot
+ *              holds nothing the core can see; writes of its keys go to the
+ *              origin (FR_BYPASS), or fail while the slot is lost.
+ *   lost       per slot, a subset of tag_slots: what the slot held is
+ *              unknown (it may hold the only copy of dirty data), so reads
+ *              and writes of every key mapping to it fail until the caller
+ *              declares it lost (fr_forget_unreadable()), after which the
+ *              origin is authoritative for those keys.
+ *
+ * A slot whose two chunks are both bad is like a forgotten slot (FR_BYPASS).
+ */
+struct fr_bad {
+	unsigned long *chunks;
+	unsigned long *tag_slots;
+	unsigned long *lost;
+};
+
 struct fr_cache {
 	struct fr_geometry geo;
 	struct fr_sb_disk *sb;		/* the start of the mapped PM */
@@ -86,7 +112,24 @@ struct fr_cache {
 	unsigned long *valid_bits;
 	unsigned long *dirty_bits;
 	atomic64_t next_seq;
+	/* PM known to be unreadable (none when NULL): struct fr_bad. */
+	struct fr_bad bad;
 };
+
+static inline bool fr_chunk_bad(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return c->bad.chunks && test_bit(from_pchunk(p), c->bad.chunks);
+}
+
+static inline bool fr_slot_tags_bad(const struct fr_cache *c, fr_slot_t s)
+{
+	return c->bad.tag_slots && test_bit(from_slot(s), c->bad.tag_slots);
+}
+
+static inline bool fr_slot_lost(const struct fr_cache *c, fr_slot_t s)
+{
+	return c->bad.lost && test_bit(from_slot(s), c->bad.lost);
+}
 
 static inline fr_ochunk_t fr_chunk_of_sector(const struct fr_geometry *g,
 					     u64 sector)
@@ -126,7 +169,10 @@ static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
 					     FR_SECTOR_SHIFT));
 }
 
-/* Attach to a mapped PM image: decode and check the superblock. */
+/*
+ * Attach to a mapped PM image: decode and check the superblock. Sets no bad
+ * ranges (c->bad is cleared): the caller sets c->bad afterwards.
+ */
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 		    unsigned long *valid_bits, unsigned long *dirty_bits,
 		    const char **why);
@@ -139,6 +185,16 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
 	      const struct fr_format_params *p, unsigned long *valid_bits,
 	      unsigned long *dirty_bits, const char **why);
+
+/*
+ * fr_format() on PM with bad ranges: the tags of slots in bad->tag_slots are
+ * not written (those slots stay retired; bad->lost must be clear for them),
+ * and c->bad is set to *bad.
+ */
+int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
+		  const struct fr_format_params *p, unsigned long *valid_bits,
+		  unsigned long *dirty_bits, const struct fr_bad *bad,
+		  const char **why);
 
 static inline u64 fr_bitmap_longs(const struct fr_geometry *g)
 {
@@ -177,6 +233,9 @@ struct fr_recovery_report {
 	u64 corrupt_tags;
 	u64 first_corrupt;		/* PM chunk index, if corrupt_tags */
 	u64 unreadable_tags;		/* machine-check on read */
+	u64 lost_slots;			/* tags known bad: skipped (fr_bad) */
+	u64 bad_clean_dropped;		/* clean copies on bad chunks dropped */
+	u64 bad_dirty;			/* dirty copies on bad chunks kept */
 	u64 max_seq;
 	u64 stores;			/* PM words written (0 for CHECK) */
 };
@@ -220,12 +279,20 @@ typedef void (*fr_payload_fn)(void *arg, void *pm_dst, u32 nr_sectors);
 
 /* fr_write() return value when a dirty chunk must be cleaned first. */
 #define FR_NEED_CLEAN 1
+/*
+ * fr_write() return value when the slot of origin chunk res->bypass has no
+ * PM chunk it can write (its tags or both its chunks are bad): nothing was
+ * changed; the caller writes that chunk's part of the range to the origin
+ * and then drops the chunk from PM (fr_discard()) if it wrote all of it.
+ */
+#define FR_BYPASS 2
 
 struct fr_write_result {
 	fr_pchunk_t victim;		/* with FR_NEED_CLEAN: clean this one */
 	u32 chunks;			/* chunks written */
 	u32 hits;			/* of which were already cached */
 	u32 evictions;			/* clean chunks displaced */
+	u64 bypass;			/* with FR_BYPASS: this origin chunk */
 };
 
 /*
@@ -234,8 +301,10 @@ struct fr_write_result {
  * FR_NEED_CLEAN, having changed nothing, when a slot holds two chunks of
  * which the one to displace is dirty: the caller drops its slot locks, writes
  * res->victim back with fr_writeback() (cursor = victim; origin I/O) and
- * calls fr_write() again;
- * -EIO if PM could not be read, -EINVAL for a range outside the cache.
+ * calls fr_write() again; FR_BYPASS (see there);
+ * -EIO if PM could not be read, or, having changed nothing, if the range
+ * maps to a lost slot or would have to merge sectors of a copy on a bad
+ * chunk (struct fr_bad); -EINVAL for a range outside the cache.
  */
 int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	     fr_payload_fn payload, void *arg, struct fr_write_result *res);
@@ -245,6 +314,11 @@ struct fr_hit {
 	fr_pchunk_t pchunk;
 	u64 sectors;			/* held sectors of the chunk */
 	const void *data;		/* start of the chunk on PM */
+	/*
+	 * The held sectors cannot be read: the copy is on a bad chunk, or the
+	 * slot is lost (then sectors is the whole chunk and data NULL).
+	 */
+	bool unreadable;
 };
 
 bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit);
@@ -290,6 +364,11 @@ struct fr_wb_ops {
 	int (*submit)(void *ctx);
 	/* Flush the origin's volatile cache (REQ_PREFLUSH) and wait. */
 	int (*flush)(void *ctx);
+	/*
+	 * Optional: dirty chunk p was skipped without a stage call, because
+	 * it lies on a known bad chunk (struct fr_bad); it stays dirty.
+	 */
+	void (*skip)(void *ctx, fr_pchunk_t p);
 };
 
 struct fr_wb_snap {
@@ -305,6 +384,14 @@ struct fr_wb_snap {
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx);
+
+/*
+ * Declare what the known bad PM held lost, for nr slots from first (locks:
+ * those slots): dirty copies on bad chunks are dropped (their tags cleared)
+ * and lost slots are forgotten, so the origin is authoritative for their
+ * keys. Returns the copies dropped plus the slots forgotten.
+ */
+u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr);
 
 /* Counters derived from the DRAM bitmaps. */
 u64 fr_count_valid(const struct fr_cache *c);

@@ -59,7 +59,7 @@ static int st_stage(void *ctx, u64 s, const void *src, u32 nr)
 	return 0;
 }
 static int st_ok(void *ctx) { (void)ctx; return 0; }
-static const struct fr_wb_ops ops = { nolock, nolock, st_stage, st_ok, st_ok };
+static const struct fr_wb_ops ops = { nolock, nolock, st_stage, st_ok, st_ok, NULL };
 
 int main(int argc, char **argv)
 {

@@ -318,7 +318,7 @@ static int t_flush(void *ctx)
 }
 
 static const struct fr_wb_ops t_ops = {
-	nolock, nolock, t_stage, t_submit, t_flush,
+	nolock, nolock, t_stage, t_submit, t_flush, NULL,
 };
 
 static void fill_byte(void *arg, void *dst, u32 nr)
