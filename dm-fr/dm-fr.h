@@ -46,18 +46,21 @@
  *                    it alone, to wait for a flush that began before it
  *   wb_lock          every origin write of cached data and every origin
  *                    write that bypasses PM: writeback batches (periodic,
- *                    flush, forced), cleaner write-through, discards. It also
+ *                    flush, forced), cleaner write-through, discards, writes
+ *                    of a chunk whose slot bad PM cannot hold. It also
  *                    guards wb_stage, wb_snaps and the changes of bypass_seq
  *   stripe_range     not a lock: a lockdep map held while fr_lock_range
  *                    holds several stripes (below)
  *   stripe locks     the slots' locks. Several at once only in
- *                    fr_lock_range, in ascending stripe index; every other
+ *                    fr_lock_range (and fr_lock_slots, fr-badpm.c, which
+ *                    follows it), in ascending stripe index; every other
  *                    user (writeback's ops, fill installs, the discard's slot
  *                    walk) holds one at a time
  *
  * The stripe mutexes share one lockdep class. Holding several is safe
- * because fr_lock_range is the only place that does, and it takes them in
- * ascending index order, so two holders cannot wait on each other. lockdep
+ * because fr_lock_range and fr_lock_slots are the only places that do, and
+ * they take them in ascending index order, so two holders cannot wait on
+ * each other. lockdep
  * cannot see that rule; it is told with mutex_lock_nest_lock() under
  * stripe_range, as ww_mutexes nest under their acquire context, which also
  * counts a whole range as one held lock (a range may be longer than
@@ -86,7 +89,8 @@
  *   - Neither moves for writeback's clear_dirty: PM keeps the copy, the
  *     origin now holds it too.
  *   - bypass_seq is odd while the origin is written around the cache (a
- *     discard, a cleaner write-through); it changes only under wb_lock.
+ *     discard, a cleaner write-through, a bad-PM bypass write); it changes
+ *     only under wb_lock.
  *
  * A fill is installed only if its stripe's epoch and bypass_seq (even) are
  * those it saw at map (fr_fill_work). A mixed read's overlay is trusted only
@@ -151,6 +155,7 @@ enum fr_io_kind {
 	FR_IO_READ_MIXED,	/* part PM, part origin */
 	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
 	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
+	FR_IO_BYPASS,		/* one chunk whose slot PM cannot hold */
 };
 
 /* Per-bio data. */
@@ -169,6 +174,18 @@ struct fr_lockset {
 	DECLARE_BITMAP(map, FR_NR_STRIPES);
 };
 
+/* Known bad PM pages, as found when it was mapped (fr-badpm.c). */
+struct fr_bad_range {
+	u64 page;		/* PM page index */
+	u64 nr;
+};
+
+struct fr_badpm {
+	struct fr_bad_range *ranges;	/* ascending, merged */
+	u32 nr, max;
+	u64 pages;
+};
+
 /* One target. Its locks and their order: above fr_stripe. */
 struct dm_fr {
 	struct dm_target *ti;
@@ -178,6 +195,10 @@ struct dm_fr {
 	struct dm_dev *pm_dev;
 	void *pm_addr;
 	u64 pm_bytes;
+	pgoff_t pm_pgoff;		/* the PM's first page on its dax device */
+	/* Bad pages found at load; the core's view of them (NULL: none). */
+	struct fr_badpm badpm;
+	struct fr_bad bad;
 	/* Physical pages of the PM, so no other target maps them too. */
 	unsigned long pm_pfn, pm_pages;
 
@@ -300,6 +321,15 @@ int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g);
 int fr_prepare_format(struct dm_fr *fr, char **error);
 int fr_prepare_recover(struct dm_fr *fr, char **error);
 int fr_init_pm(struct dm_fr *fr);
+
+/* fr-badpm.c */
+int fr_badpm_map(struct dm_fr *fr, u64 nr_pages, char **error);
+int fr_badpm_apply(struct dm_fr *fr, char **error);
+u64 fr_badpm_clear(struct dm_fr *fr);
+u64 fr_badpm_forget(struct dm_fr *fr);
+u64 fr_badpm_retired(struct dm_fr *fr);
+u64 fr_badpm_lost(struct dm_fr *fr);
+void fr_badpm_free(struct dm_fr *fr);
 
 /* fr-writeback.c */
 int fr_writeback_setup(struct dm_fr *fr);

@@ -150,6 +150,11 @@ static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
 		u64 held = fr_lookup(&fr->cache, key, &hit) ? hit.sectors : 0;
 		u32 i = off, j;
 
+		/* Known bad PM: never read (emulated PM would not even fail). */
+		if (held && hit.unreadable &&
+		    (held & GENMASK_ULL(stop - 1, off)))
+			return -EIO;
+
 		while (i < stop) {
 			bool in_pm = held >> i & 1;
 
@@ -215,6 +220,30 @@ static void fr_fail_pm(struct dm_fr *fr, struct bio *bio)
 	bio->bi_status = BLK_STS_IOERR;
 }
 
+static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+
+/*
+ * A write that reaches origin chunk k, whose slot has no PM chunk it can
+ * write (bad PM): the chunks before k go to PM as usual, k alone to the
+ * origin (fr_deferred_bypass); dm core resubmits the rest.
+ */
+static int fr_map_bypass(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
+			 u64 k)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector;
+	u64 start = fr_first_sector(g, to_ochunk(k));
+
+	if (start > sector) {
+		dm_accept_partial_bio(bio, start - sector);
+		return fr_map_write(fr, bio, io);
+	}
+	if (bio_end_sector(bio) > start + g->chunk_sectors)
+		dm_accept_partial_bio(bio, start + g->chunk_sectors - sector);
+	fr_queue_io(fr, io, FR_IO_BYPASS);
+	return DM_MAPIO_SUBMITTED;
+}
+
 static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 {
 	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
@@ -241,6 +270,8 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		fr_queue_io(fr, io, FR_IO_WRITE);
 		return DM_MAPIO_SUBMITTED;
 	}
+	if (r == FR_BYPASS)
+		return fr_map_bypass(fr, bio, io, res.bypass);
 	if (r) {
 		fr_fail_pm(fr, bio);
 	} else {
@@ -249,6 +280,35 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	}
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
+}
+
+/*
+ * A write of one origin chunk whose slot PM cannot hold (bad PM): to the
+ * origin (FUA, so durable when acknowledged), under wb_lock and with
+ * bypass_seq odd as a cleaner write-through. Once the origin holds every
+ * sector of the chunk, a copy still on PM (on a bad chunk, unreadable) is
+ * out of date and dropped.
+ */
+static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 sector = bio->bi_iter.bi_sector, nr = bio_sectors(bio);
+	u64 k = from_ochunk(fr_chunk_of_sector(g, sector));
+	struct fr_lockset ls;
+
+	mutex_lock(&fr->wb_lock);
+	fr_bypass_step(fr);
+	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
+					(bio->bi_opf & REQ_SYNC));
+	fr_lock_range(fr, k, k, &ls);
+	if (!bio->bi_status)
+		fr_discard(&fr->cache, sector, nr);
+	fr_unlock_range(fr, &ls, true);
+	fr_bypass_step(fr);
+	mutex_unlock(&fr->wb_lock);
+	if (!bio->bi_status)
+		fr_stat_add(fr, write_misses, 1);
+	bio_endio(bio);
 }
 
 /*
@@ -278,6 +338,10 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
 			     bio_sectors(bio), fr_bio_payload, &cur, &res);
 		fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
+		if (r == FR_BYPASS && first == last) {
+			fr_deferred_bypass(fr, bio);
+			return;
+		}
 		if (r != FR_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
@@ -448,6 +512,9 @@ static void fr_io_work(struct work_struct *work)
 		break;
 	case FR_IO_DISCARD:
 		fr_deferred_discard(io->fr, bio);
+		break;
+	case FR_IO_BYPASS:
+		fr_deferred_bypass(io->fr, bio);
 		break;
 	default:
 		bio_io_error(bio);

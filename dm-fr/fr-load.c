@@ -26,14 +26,16 @@
 static LIST_HEAD(fr_targets);
 static DEFINE_MUTEX(fr_targets_lock);
 
-/* Map the whole PM device with DAX; it must be one contiguous range. */
+/*
+ * Map the whole PM device with DAX; it must be one contiguous range, of
+ * which known bad pages are left out (fr_badpm_map).
+ */
 int fr_map_pm(struct dm_fr *fr, char **error)
 {
 	struct block_device *bdev = fr->pm_dev->bdev;
 	sector_t start = get_start_sect(bdev);
-	long nr_pages, mapped;
-	pfn_t pfn;
-	int id;
+	long nr_pages;
+	int r;
 
 	if (!fr->pm_dev->dax_dev) {
 		*error = "PM device does not support DAX";
@@ -50,19 +52,11 @@ int fr_map_pm(struct dm_fr *fr, char **error)
 		return -EINVAL;
 	}
 	fr->pm_bytes = (u64)nr_pages << PAGE_SHIFT;
-	id = dax_read_lock();
-	mapped = dax_direct_access(fr->pm_dev->dax_dev, start >> PAGE_SECTORS_SHIFT,
-				   nr_pages, DAX_ACCESS, &fr->pm_addr, &pfn);
-	dax_read_unlock(id);
-	if (mapped < 0) {
-		*error = "Cannot map the PM device with DAX";
-		return mapped;
-	}
-	if (mapped < nr_pages) {
-		*error = "PM device is not contiguously mappable";
-		return -EOPNOTSUPP;
-	}
-	fr->pm_pfn = pfn_t_to_pfn(pfn);
+	fr->pm_pgoff = start >> PAGE_SECTORS_SHIFT;
+	/* Piece by piece: known bad pages must not refuse the whole PM. */
+	r = fr_badpm_map(fr, nr_pages, error);
+	if (r)
+		return r;
 	fr->pm_pages = nr_pages;
 	return 0;
 }
@@ -282,6 +276,19 @@ int fr_prepare_recover(struct dm_fr *fr, char **error)
 	return 0;
 }
 
+/* After format or recovery: clear what bad PM holds nothing, and say so. */
+static void fr_init_bad_report(struct dm_fr *fr)
+{
+	u64 back;
+
+	if (!fr->bad.chunks)
+		return;
+	back = fr_badpm_clear(fr);
+	DMWARN("%s: %llu PM chunks retired (bad blocks), %llu brought back by clearing poison",
+	       dm_table_device_name(fr->ti->table), fr_badpm_retired(fr),
+	       back);
+}
+
 int fr_init_pm(struct dm_fr *fr)
 {
 	const char *name = dm_table_device_name(fr->ti->table);
@@ -293,8 +300,9 @@ int fr_init_pm(struct dm_fr *fr)
 
 	if (fr->fresh) {
 		fr->fmt.format_time = ktime_get_real_seconds();
-		r = fr_format(&fr->cache, fr->pm_addr, fr->pm_bytes, &fr->fmt,
-			      fr->valid_bits, fr->dirty_bits, &why);
+		r = fr_format_bad(&fr->cache, fr->pm_addr, fr->pm_bytes,
+				  &fr->fmt, fr->valid_bits, fr->dirty_bits,
+				  &fr->bad, &why);
 		if (r) {
 			DMERR("%s: cannot format the PM: %s", name, why);
 			return r;
@@ -302,6 +310,7 @@ int fr_init_pm(struct dm_fr *fr)
 		DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
 		       name, g->nr_chunks, g->chunk_sectors / 2,
 		       g->origin_sectors);
+		fr_init_bad_report(fr);
 		return 0;
 	}
 
@@ -324,6 +333,11 @@ int fr_init_pm(struct dm_fr *fr)
 	       name, rep.valid, rep.dirty, g->nr_chunks,
 	       rep.groups_rolled_back, rep.groups_rolled_forward,
 	       rep.superseded_dropped);
+	if (rep.lost_slots || rep.bad_dirty || rep.bad_clean_dropped)
+		DMWARN("%s: bad PM: %llu slots with unreadable tags (lost until the forget_unreadable message), %llu dirty chunks unreadable, %llu clean copies on bad chunks dropped",
+		       name, rep.lost_slots, rep.bad_dirty,
+		       rep.bad_clean_dropped);
+	fr_init_bad_report(fr);
 	return 0;
 }
 

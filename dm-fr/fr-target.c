@@ -267,6 +267,7 @@ static void fr_free(struct dm_fr *fr)
 	kvfree(fr->stripes);
 	kvfree(fr->valid_bits);
 	kvfree(fr->dirty_bits);
+	fr_badpm_free(fr);
 	if (fr->pm_dev)
 		dm_put_device(fr->ti, fr->pm_dev);
 	if (fr->origin)
@@ -360,6 +361,10 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate chunk bitmaps";
 		goto bad;
 	}
+	r = fr_badpm_apply(fr, &ti->error);
+	if (r)
+		goto bad;
+	r = -ENOMEM;
 	fr->stripes = kvcalloc(FR_NR_STRIPES, sizeof(*fr->stripes), GFP_KERNEL);
 	fr->stats = alloc_percpu(struct fr_stats);
 	if (!fr->stripes || !fr->stats) {
@@ -541,7 +546,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		fr_sum_stats(fr, &s);
-		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u",
+		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu",
 		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
 		       g->chunk_sectors, g->nr_chunks,
 		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
@@ -549,7 +554,8 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		       s.forced_writebacks, s.writeback_rounds,
 		       s.chunks_written_back, s.origin_errors, s.pm_errors,
 		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0,
-		       READ_ONCE(fr->wb_unreadable));
+		       READ_ONCE(fr->wb_unreadable), fr_badpm_retired(fr),
+		       fr_badpm_lost(fr));
 		break;
 	case STATUSTYPE_TABLE:
 		fr_table_args(fr, &args);
@@ -574,6 +580,11 @@ static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv,
 		return -EINVAL;
 	}
 	r = fr_writeback_all(fr);
+	if (!r && fr_badpm_lost(fr)) {
+		/* They may hold dirty data that is on the origin nowhere. */
+		*why = "slots whose PM tags are unreadable may hold dirty data (status: lost_slots; message forget_unreadable)";
+		return -EHWPOISON;
+	}
 	if (r == -EBUSY)
 		*why = "the device is suspended, or was suspended during the flush";
 	else if (r == -EHWPOISON)
@@ -595,6 +606,21 @@ static int msg_cleaner(struct dm_fr *fr, unsigned int argc, char **argv,
 		return -EINVAL;
 	}
 	fr_writeback_kick(fr);
+	return 0;
+}
+
+static int msg_forget_unreadable(struct dm_fr *fr, unsigned int argc,
+				 char **argv, const char **why)
+{
+	u64 n;
+
+	if (argc != 1) {
+		*why = "forget_unreadable takes no arguments";
+		return -EINVAL;
+	}
+	n = fr_badpm_forget(fr);
+	DMWARN("%s: forget_unreadable: %llu unreadable dirty chunks and lost slots declared lost; the origin holds what is left of them",
+	       dm_table_device_name(fr->ti->table), n);
 	return 0;
 }
 
@@ -655,6 +681,7 @@ static const struct {
 	{ "flush", msg_flush },
 	{ "cleaner", msg_cleaner },
 	{ "clear_stats", msg_clear_stats },
+	{ "forget_unreadable", msg_forget_unreadable },
 	{ "set", msg_set },
 };
 

@@ -195,6 +195,18 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	return 0;
 }
 
+/* A dirty chunk on known bad PM (struct fr_bad): unreadable, not tried. */
+static void stage_skip(void *ctx, fr_pchunk_t p)
+{
+	struct fr_stage *st = ctx;
+
+	lockdep_assert_held(&st->fr->wb_lock);
+	lockdep_assert_held(&fr_stripe_of(st->fr, fr_slot_of_pchunk(p))->lock);
+	st->unreadable++;
+	if (from_pchunk(p) == st->victim)
+		st->victim_unreadable = true;
+}
+
 static int stage_submit(void *ctx)
 {
 	struct fr_stage *st = ctx;
@@ -220,6 +232,7 @@ static const struct fr_wb_ops fr_wb_ops = {
 	.stage = stage_data,
 	.submit = stage_submit,
 	.flush = stage_flush,
+	.skip = stage_skip,
 };
 
 static void stage_reset(struct fr_stage *st)
