@@ -164,6 +164,10 @@ struct fr_status {
 	/* Target 1.3 and later; has_unreadable is false for older targets. */
 	u64 unreadable;
 	bool has_unreadable;
+	/* Target 1.4 and later (known bad PM); has_bad is false for older. */
+	u64 bad_chunks;
+	u64 lost_slots;
+	bool has_bad;
 	unsigned int extra_fields;	/* appended fields this frctl ignores */
 };
 

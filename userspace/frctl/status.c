@@ -44,9 +44,9 @@ int status_parse(const char *line, struct fr_status *st)
 		&st->origin_errors, &st->pm_errors, &st->read_fills,
 		&st->cleaner,
 	};
-	char tok[64];
+	char tok[64], tok2[64];
 	unsigned int i;
-	const char *p = line;
+	const char *p = line, *q;
 
 	memset(st, 0, sizeof(*st));
 	if (!line || next_token(&p, st->state, sizeof(st->state)))
@@ -64,6 +64,16 @@ int status_parse(const char *line, struct fr_status *st)
 		if (parse_u64(tok, &st->unreadable))
 			return -EINVAL;
 		st->has_unreadable = true;
+		/* bad_chunks and lost_slots come as a pair (target 1.4). */
+		q = p;
+		if (!next_token(&q, tok, sizeof(tok)) &&
+		    !next_token(&q, tok2, sizeof(tok2))) {
+			if (parse_u64(tok, &st->bad_chunks) ||
+			    parse_u64(tok2, &st->lost_slots))
+				return -EINVAL;
+			st->has_bad = true;
+			p = q;
+		}
 	}
 	while (!next_token(&p, tok, sizeof(tok)))
 		st->extra_fields++;
@@ -166,6 +176,10 @@ struct json_object *status_json(const char *name, const char *uuid,
 			       json_object_new_boolean(st->cleaner != 0));
 	if (st->has_unreadable)
 		add_u64(o, "unreadable_chunks", st->unreadable);
+	if (st->has_bad) {
+		add_u64(o, "bad_chunks", st->bad_chunks);
+		add_u64(o, "lost_slots", st->lost_slots);
+	}
 	if (rate >= 0) {
 		add_u64(o, "writeback_bytes_per_second", (u64)rate);
 		add_pct(o, "sample_interval_seconds", interval);
@@ -223,4 +237,10 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 	if (st->unreadable)
 		fprintf(f, "  unreadable: %llu dirty chunks cannot be read from PM: they stay dirty and are never written back (the origin keeps older data for them), reads of them fail; rewriting or discarding them whole replaces them\n",
 			(unsigned long long)st->unreadable);
+	if (st->bad_chunks)
+		fprintf(f, "  bad PM:    %llu chunks retired (bad blocks on the PM): never read nor written\n",
+			(unsigned long long)st->bad_chunks);
+	if (st->lost_slots)
+		fprintf(f, "  lost:      %llu slots whose PM tags are unreadable: what they held is unknown, so reads and writes of the origin chunks that map to them fail, and flush fails; the message forget_unreadable declares them lost (the origin then holds what is left)\n",
+			(unsigned long long)st->lost_slots);
 }

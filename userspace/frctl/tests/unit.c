@@ -77,6 +77,16 @@ static void test_status(void)
 	snprintf(line, sizeof(line), "%s 5 6", good);
 	CHECK(!status_parse(line, &st) && st.has_unreadable &&
 	      st.unreadable == 5 && st.extra_fields == 1);
+	CHECK(!st.has_bad);
+	snprintf(line, sizeof(line), "%s 5 6 7", good);
+	CHECK(!status_parse(line, &st) && st.has_unreadable && st.has_bad &&
+	      st.unreadable == 5 && st.bad_chunks == 6 && st.lost_slots == 7 &&
+	      !st.extra_fields);
+	snprintf(line, sizeof(line), "%s 5 6 7 8", good);
+	CHECK(!status_parse(line, &st) && st.lost_slots == 7 &&
+	      st.extra_fields == 1);
+	snprintf(line, sizeof(line), "%s 5 6 x", good);
+	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5x", good);
 	CHECK(status_parse(line, &st) == -EINVAL);
 	CHECK(status_parse("ok 8 1 2 3", &st) == -EINVAL);
