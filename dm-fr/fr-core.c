@@ -106,6 +106,14 @@ enum plan {
 	PLAN_BYPASS,		/* no chunk of the slot can be written */
 };
 
+/* Whether slot s has no PM chunk a write or a fill could use. */
+static bool slot_bypass(const struct fr_cache *c, fr_slot_t s)
+{
+	return fr_slot_tags_bad(c, s) ||
+	       (fr_chunk_bad(c, slot_chunk(s, 0)) &&
+		fr_chunk_bad(c, slot_chunk(s, 1)));
+}
+
 /*
  * A slot with a bad chunk has one chunk u it can write, so a write cannot
  * keep the old copy beside the new one: whatever u holds leaves first (a
@@ -120,7 +128,7 @@ static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
 	fr_pchunk_t u = fr_chunk_bad(c, p0) ? p1 : p0;
 	u64 cu;
 
-	if (fr_chunk_bad(c, p0) && fr_chunk_bad(c, p1))
+	if (slot_bypass(c, s))
 		return PLAN_BYPASS;
 	cu = tag_commit(c, u);
 	if (!(cu & FR_TAG_VALID))
@@ -297,17 +305,18 @@ static int write_plan(struct write_op *w)
 	w->group = w->first != w->last;
 	w->flags = FR_TAG_VALID | FR_TAG_NEW | FR_TAG_DIRTY |
 		   (w->group ? FR_TAG_INCOMPLETE : 0);
+	/* Before any cleaning: what cannot be written here at all. */
 	for (k = w->first; k <= w->last; k++) {
 		if (write_unreadable(w, k))
 			return -EIO;
+		if (slot_bypass(w->c, write_slot(w, k))) {
+			w->res->bypass = k;
+			return FR_BYPASS;
+		}
 	}
 	for (k = w->first; k <= w->last; k++) {
 		enum plan p = plan_slot(w->c, to_ochunk(k), &victim);
 
-		if (p == PLAN_BYPASS) {
-			w->res->bypass = k;
-			return FR_BYPASS;
-		}
 		if (p == PLAN_NEED_CLEAN) {
 			w->res->victim = victim;
 			return FR_NEED_CLEAN;

@@ -223,7 +223,14 @@ TEST(bad_single_chunk_slot_and_bypass)
 	/* slot 3 has no good chunk: keys 2, 5, 10, 13 go to the origin */
 	CHECK_EQ(fr_write(&b.im.c, 2 * 8, 8, fill_byte, &v1, &res), FR_BYPASS);
 	CHECK_EQ(res.bypass, 2);
-	/* a range over key 4 (slot 2) then 5 (slot 3) names 5 */
+	/*
+	 * A range over key 4 (slot 2, full of dirty 7 and 12) then 5 (slot 3)
+	 * names 5 before asking for a clean: nothing to clean in vain.
+	 */
+	REQUIRE(!fr_write(&b.im.c, 7 * 8, 8, fill_byte, &v1, &res));
+	REQUIRE(!fr_write(&b.im.c, 12 * 8, 8, fill_byte, &v1, &res));
+	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v1, &res),
+		 FR_NEED_CLEAN);
 	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 16, fill_byte, &v1, &res), FR_BYPASS);
 	CHECK_EQ(res.bypass, 5);
 	CHECK(!fr_can_fill(&b.im.c, to_ochunk(10)));
