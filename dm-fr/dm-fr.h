@@ -60,12 +60,11 @@
  * The stripe mutexes share one lockdep class. Holding several is safe
  * because fr_lock_range and fr_lock_slots are the only places that do, and
  * they take them in ascending index order, so two holders cannot wait on
- * each other. lockdep
- * cannot see that rule; it is told with mutex_lock_nest_lock() under
- * stripe_range, as ww_mutexes nest under their acquire context, which also
- * counts a whole range as one held lock (a range may be longer than
- * lockdep's 48-lock stack). stripe_range excludes nothing and costs nothing
- * without lockdep.
+ * each other. lockdep cannot see that rule; it is told with
+ * mutex_lock_nest_lock() under stripe_range, as ww_mutexes nest under their
+ * acquire context, which also counts a whole range as one held lock (a
+ * range may be longer than lockdep's 48-lock stack). stripe_range excludes
+ * nothing and costs nothing without lockdep.
  *
  * Sleeping: no stripe lock is held across origin I/O, except by the last
  * try of a mixed read (fr_deferred_read_mixed), which holds its range
