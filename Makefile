@@ -3,7 +3,10 @@
 #   make              build the kernel module (dm-fr/) and frctl (userspace/frctl/)
 #   make check        every test: host tests, then the VM suite on the real kernel
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
-#   make check-full   check plus the slow suites (long simulator runs, kernel matrix)
+#   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
+#                     the crash campaign)
+#   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
+#                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make demo         boot a VM and show dm-fr against the bare origin
 #   make bench        the benchmark suite (bench/results/)
 #   make deps         install what the above need (Debian packages, a venv for virtme-ng)
@@ -16,7 +19,7 @@ export KVER
 # The kernels check-full runs the full VM suite on.
 MATRIX ?= 6.1 6.12
 
-.PHONY: all module frctl check check-host check-vm check-full demo bench deps \
+.PHONY: all module frctl check check-host check-vm check-full check-crash demo bench deps \
 	install clean
 
 all: module frctl
@@ -42,7 +45,11 @@ check-full: deps
 	tests/check-host full
 	st=0; for k in $(MATRIX); do \
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
+		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
 	done; exit $$st
+
+check-crash: deps
+	tests/crash/run --kver $(KVER) $(CRASH_ARGS)
 
 demo: deps
 	$(MAKE) module
