@@ -53,8 +53,14 @@
  *   garbage  sectors holding no valid stamp (a torn sector) or a stamp of
  *            another place
  *   changed  sectors no logged write covered that differ from the baseline
+ *   discard_flips  sectors a discard covered that read back as their old data
+ *            at the last verification and as zeros now (allowed: a discard
+ *            leaves the data undefined; counted because it means the cache
+ *            and the origin disagreed about them)
  * Exit status 1 when lost, torn, garbage or changed is not 0, 2 on errors.
- * --save writes the new baseline (what was found).
+ * --save writes the new baseline (what was found; a sector discarded since it
+ * was last written that still reads as old data is marked so that zeros are
+ * accepted there later).
  *
  * fswrite: files of 1 KiB..1 MiB in DIR/eE/ (content: a function of epoch,
  * index and offset), each written, fsync'd, its directory fsync'd, then
@@ -84,6 +90,8 @@
 #define MAGIC 0x31504d4341435246ULL	/* "FRCACMP1" */
 #define KEY_ZERO 0ULL
 #define KEY_ANY (~0ULL)
+/* In a baseline: the sector was discarded since it was last written. */
+#define KEY_DISCARDED (1ULL << 63)
 #define MAX_STREAMS 8
 #define MAX_CAND 6
 
@@ -608,6 +616,8 @@ struct cand {
 	uint64_t k[MAX_CAND];
 	unsigned char n;
 	unsigned char any;	/* too many candidates, or an unknown baseline */
+	unsigned char disc;	/* discarded since the last write */
+	unsigned char was_disc;	/* ... according to the baseline */
 	int32_t req;		/* the acknowledged write this sector must hold, or -1 */
 };
 
@@ -644,6 +654,7 @@ static int cmd_verify(int argc, char **argv)
 	unsigned char *buf;
 	long acked = 0, checked = 0, lost = 0, lost_flushed = 0, torn = 0;
 	long garbage = 0, changed = 0, inflight_new = 0, inflight_old = 0, shown = 0;
+	long flips = 0;
 	char *lostmark;
 	FILE *f;
 
@@ -685,10 +696,20 @@ static int cmd_verify(int argc, char **argv)
 	}
 	for (s = 0; s < len; s++) {
 		c[s].req = -1;
-		if (base[s] == KEY_ANY)
+		if (base[s] == KEY_ANY) {
 			c[s].any = 1;
-		else
+		} else if (base[s] & KEY_DISCARDED) {
+			/*
+			 * Discarded, and read back as the old data: the
+			 * origin may hold zeros under it (a discard need not
+			 * zero, nor be deterministic).
+			 */
+			cand_add(&c[s], base[s] & ~KEY_DISCARDED);
+			cand_add(&c[s], KEY_ZERO);
+			c[s].disc = c[s].was_disc = 1;
+		} else {
 			cand_add(&c[s], base[s]);
+		}
 	}
 	/* Replay the operations in the order they were issued. */
 	for (i = 0; i < nops; i++) {
@@ -705,15 +726,18 @@ static int cmd_verify(int argc, char **argv)
 			cc = &c[x - start];
 			if (o->kind == 'X') {
 				cand_add(cc, KEY_ZERO);
+				cc->disc = 1;
 				if (o->acked)
 					cc->req = -1;
 			} else if (o->acked) {
 				cc->n = 0;
 				cc->any = 0;
+				cc->disc = cc->was_disc = 0;
 				cand_add(cc, o->key);
 				cc->req = i;
 			} else {
 				cand_add(cc, o->key);
+				cc->was_disc = 0;
 			}
 		}
 	}
@@ -738,6 +762,8 @@ static int cmd_verify(int argc, char **argv)
 		struct cand *cc = &c[s];
 		const char *what;
 
+		if (cc->was_disc && got[s] == KEY_ZERO)
+			flips++;
 		if (got[s] != KEY_ANY && (cc->any || cand_has(cc, got[s])))
 			continue;
 		if (got[s] != KEY_ANY && got[s] != KEY_ZERO && !op_find(got[s]) &&
@@ -819,10 +845,13 @@ static int cmd_verify(int argc, char **argv)
 			inflight_old++;
 	}
 
-	printf("RESULT ops %zu acked %ld checked %ld lost %ld lost_flushed %ld torn %ld garbage %ld changed %ld inflight_new %ld inflight_old %ld\n",
+	printf("RESULT ops %zu acked %ld checked %ld lost %ld lost_flushed %ld torn %ld garbage %ld changed %ld inflight_new %ld inflight_old %ld discard_flips %ld\n",
 	       nops, acked, checked, lost, lost_flushed, torn, garbage, changed,
-	       inflight_new, inflight_old);
+	       inflight_new, inflight_old, flips);
 	if (savep) {
+		for (s = 0; s < len; s++)
+			if (c[s].disc && got[s] != KEY_ZERO && got[s] != KEY_ANY)
+				got[s] |= KEY_DISCARDED;
 		char tmp[4096];
 
 		snprintf(tmp, sizeof(tmp), "%s.new", savep);
