@@ -183,21 +183,33 @@ static void fill_sector(unsigned char *p, uint32_t epoch, uint32_t wid,
 	memcpy(p + SECT - 4, &crc, 4);
 }
 
-/* The key of a sector's content: 0 zeros, ~0 not a valid stamp for here. */
-static uint64_t sector_key(const unsigned char *p, uint64_t sector)
+/* What is wrong with a sector that is not a valid stamp for its place. */
+enum { G_OK, G_MAGIC, G_CRC, G_PLACE, G_UNLOGGED, G_KINDS };
+static const char * const g_names[] = {
+	"ok", "no stamp", "bad crc (torn sector)", "a stamp of another sector",
+	"a stamp of a write never logged"
+};
+
+/* The key of a sector's content: 0 zeros, ~0 not a valid stamp for here (*why). */
+static uint64_t sector_key(const unsigned char *p, uint64_t sector, unsigned char *why)
 {
 	static const unsigned char zero[SECT];
 	struct stamp s;
 	uint32_t crc;
 
+	*why = G_OK;
 	if (!memcmp(p, zero, SECT))
 		return KEY_ZERO;
 	memcpy(&s, p, sizeof(s));
 	memcpy(&crc, p + SECT - 4, 4);
-	if (s.magic != MAGIC || crc != crc32(p, SECT - 4) || s.sector != sector ||
-	    s.idx >= s.nsect || s.nsect == 0 || s.nsect > MAX_NSECT || s.epoch == 0)
-		return KEY_ANY;
-	return (uint64_t)s.epoch << 32 | s.wid;
+	if (s.magic != MAGIC)
+		*why = G_MAGIC;
+	else if (crc != crc32(p, SECT - 4))
+		*why = G_CRC;
+	else if (s.sector != sector || s.idx >= s.nsect || s.nsect == 0 ||
+		 s.nsect > MAX_NSECT || s.epoch == 0)
+		*why = G_PLACE;
+	return *why ? KEY_ANY : (uint64_t)s.epoch << 32 | s.wid;
 }
 
 static int64_t parse_num(const char *s)
@@ -517,8 +529,11 @@ static size_t hslot(uint64_t key)
 
 static struct op *op_find(uint64_t key)
 {
-	size_t h = hslot(key);
+	size_t h;
 
+	if (!hcap)
+		return NULL;
+	h = hslot(key);
 	return htab[h] ? &ops[htab[h] - 1] : NULL;
 }
 
@@ -651,7 +666,8 @@ static int cmd_verify(int argc, char **argv)
 	int nlogs = 0, fd, a;
 	struct cand *c;
 	uint64_t *got, *base;
-	unsigned char *buf;
+	unsigned char *buf, *gwhy;
+	long gcount[G_KINDS] = { 0 };
 	long acked = 0, checked = 0, lost = 0, lost_flushed = 0, torn = 0;
 	long garbage = 0, changed = 0, inflight_new = 0, inflight_old = 0, shown = 0;
 	long flips = 0;
@@ -682,9 +698,10 @@ static int cmd_verify(int argc, char **argv)
 
 	c = calloc(len, sizeof(*c));
 	got = calloc(len, sizeof(*got));
+	gwhy = calloc(len, 1);
 	base = calloc(len, sizeof(*base));
 	lostmark = calloc(nops + 1, 1);
-	if (!c || !got || !base || !lostmark)
+	if (!c || !got || !gwhy || !base || !lostmark)
 		die("out of memory");
 	f = fopen(basep, "r");
 	if (f) {
@@ -754,7 +771,7 @@ static int cmd_verify(int argc, char **argv)
 			die("read of %s at sector %llu: %s", dev,
 			    (unsigned long long)(start + s), strerror(errno));
 		for (i = 0; i < n; i++)
-			got[s + i] = sector_key(buf + i * SECT, start + s + i);
+			got[s + i] = sector_key(buf + i * SECT, start + s + i, &gwhy[s + i]);
 	}
 	close(fd);
 
@@ -770,10 +787,14 @@ static int cmd_verify(int argc, char **argv)
 		    (got[s] >> 32) >= (ops ? ops[0].key >> 32 : ~0ULL)) {
 			/* A stamp of a write nobody logged: treated as garbage. */
 			got[s] = KEY_ANY;
+			gwhy[s] = G_UNLOGGED;
 		}
 		if (got[s] == KEY_ANY) {
 			garbage++;
-			what = "garbage";
+			what = g_names[gwhy[s]];
+			/* A few of each kind. */
+			if (gcount[gwhy[s]]++ < 3)
+				shown = shown < 8 ? shown : 7;
 		} else if (cc->req >= 0) {
 			what = "lost";
 		} else {
@@ -845,6 +866,10 @@ static int cmd_verify(int argc, char **argv)
 			inflight_old++;
 	}
 
+	if (garbage)
+		printf("# garbage sectors: %ld %s, %ld %s, %ld %s, %ld %s\n",
+		       gcount[G_MAGIC], g_names[G_MAGIC], gcount[G_CRC], g_names[G_CRC],
+		       gcount[G_PLACE], g_names[G_PLACE], gcount[G_UNLOGGED], g_names[G_UNLOGGED]);
 	printf("RESULT ops %zu acked %ld checked %ld lost %ld lost_flushed %ld torn %ld garbage %ld changed %ld inflight_new %ld inflight_old %ld discard_flips %ld\n",
 	       nops, acked, checked, lost, lost_flushed, torn, garbage, changed,
 	       inflight_new, inflight_old, flips);
