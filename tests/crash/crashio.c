@@ -9,6 +9,7 @@
  *   crashio fswrite DIR --log FILE --epoch E [--seed S] [--arm N]
  *           [--max-seconds T] [--max-bytes B]
  *   crashio fscheck DIR LOG...
+ *   crashio stamp FILE EPOCH ID OFF NSECT [FIRST]
  *
  * Sizes and offsets are in 512-byte sectors unless said otherwise.
  *
@@ -67,6 +68,9 @@
  * logged "F E IDX SIZE"; past --max-bytes the oldest of this run are deleted
  * ("D E IDX" logged first).  ARM after N files.
  * fscheck: every file logged F and not D in the LOGs has its size and content.
+ * stamp: write the first FIRST (default all) sectors of the write EPOCH/ID of
+ * NSECT sectors at OFF, as the writer would, logging nothing (tests/crash/selftest
+ * builds cases for the checker with it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1056,11 +1060,39 @@ static int cmd_fscheck(int argc, char **argv)
 	return bad ? 1 : 0;
 }
 
+static int cmd_stamp(int argc, char **argv)
+{
+	uint64_t off, n, first, i;
+	uint32_t epoch, wid;
+	unsigned char sec[SECT];
+	int fd;
+
+	if (argc < 5)
+		die("stamp FILE EPOCH ID OFF NSECT [FIRST]");
+	epoch = parse_num(argv[1]);
+	wid = parse_num(argv[2]);
+	off = parse_num(argv[3]);
+	n = parse_num(argv[4]);
+	first = argc > 5 ? (uint64_t)parse_num(argv[5]) : n;
+	if (!epoch || !n || n > MAX_NSECT || first > n)
+		die("stamp: bad arguments");
+	fd = open(argv[0], O_WRONLY);
+	if (fd < 0)
+		die("open %s: %s", argv[0], strerror(errno));
+	for (i = 0; i < first; i++) {
+		fill_sector(sec, epoch, wid, i, n, off + i);
+		if (pwrite(fd, sec, SECT, (off + i) * SECT) != SECT)
+			die("write %s: %s", argv[0], strerror(errno));
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	crc_init();
 	if (argc < 2)
-		die("usage: crashio write|verify|fswrite|fscheck ... (see the source)");
+		die("usage: crashio write|verify|fswrite|fscheck|stamp ... (see the source)");
 	if (!strcmp(argv[1], "write"))
 		return cmd_write(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "verify"))
@@ -1069,6 +1101,8 @@ int main(int argc, char **argv)
 		return cmd_fswrite(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "fscheck"))
 		return cmd_fscheck(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stamp"))
+		return cmd_stamp(argc - 2, argv + 2);
 	die("unknown command %s", argv[1]);
 	return 2;
 }
