@@ -96,6 +96,8 @@
 #define KEY_ANY (~0ULL)
 /* In a baseline: the sector was discarded since it was last written. */
 #define KEY_DISCARDED (1ULL << 63)
+/* ... and read as zeros then (the old data may come back from a cache). */
+#define KEY_DZERO (1ULL << 62)
 #define MAX_STREAMS 8
 #define MAX_CAND 6
 
@@ -725,9 +727,10 @@ static int cmd_verify(int argc, char **argv)
 			 * origin may hold zeros under it (a discard need not
 			 * zero, nor be deterministic).
 			 */
-			cand_add(&c[s], base[s] & ~KEY_DISCARDED);
+			cand_add(&c[s], base[s] & ~(KEY_DISCARDED | KEY_DZERO));
 			cand_add(&c[s], KEY_ZERO);
-			c[s].disc = c[s].was_disc = 1;
+			c[s].disc = 1;
+			c[s].was_disc = !(base[s] & KEY_DZERO);
 		} else {
 			cand_add(&c[s], base[s]);
 		}
@@ -878,9 +881,20 @@ static int cmd_verify(int argc, char **argv)
 	       nops, acked, checked, lost, lost_flushed, torn, garbage, changed,
 	       inflight_new, inflight_old, flips);
 	if (savep) {
-		for (s = 0; s < len; s++)
-			if (c[s].disc && got[s] != KEY_ZERO && got[s] != KEY_ANY)
+		for (s = 0; s < len; s++) {
+			int i;
+
+			if (!c[s].disc || got[s] == KEY_ANY)
+				continue;
+			if (got[s] != KEY_ZERO) {
 				got[s] |= KEY_DISCARDED;
+				continue;
+			}
+			/* Zeros now; the old data may still come back from a cache. */
+			for (i = 0; i < c[s].n; i++)
+				if (c[s].k[i] != KEY_ZERO)
+					got[s] = c[s].k[i] | KEY_DISCARDED | KEY_DZERO;
+		}
 		char tmp[4096];
 
 		snprintf(tmp, sizeof(tmp), "%s.new", savep);
