@@ -4,7 +4,9 @@
 #   make check        every test: host tests, then the VM suite on the real kernel
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
 #   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
-#                     the debug-kernel lane)
+#                     the crash campaign, the debug-kernel lane)
+#   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
+#                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
 #                     built from Debian's linux-source (cached: tests/vm/debug-kernel)
 #   make demo         boot a VM and show dm-fr against the bare origin
@@ -19,7 +21,8 @@ export KVER
 # The kernels check-full runs the full VM suite on.
 MATRIX ?= 6.1 6.12
 
-.PHONY: all module frctl check check-host check-vm check-full check-debug demo bench deps \
+.PHONY: all module frctl check check-host check-vm check-full check-crash check-debug \
+	demo bench deps \
 	install clean
 
 all: module frctl
@@ -45,9 +48,13 @@ check-full: deps
 	tests/check-host full
 	st=0; for k in $(MATRIX); do \
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
+		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
 	done; \
 	$(MAKE) check-debug || st=1; \
 	exit $$st
+
+check-crash: deps
+	tests/crash/run --kver $(KVER) $(CRASH_ARGS)
 
 check-debug: deps
 	tests/vm/debug-kernel/build
