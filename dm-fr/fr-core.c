@@ -548,16 +548,23 @@ bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
 	return p != PLAN_NEED_CLEAN && p != PLAN_BYPASS;
 }
 
-/* Whether chunk key lies wholly inside [sector, end). */
-static bool chunk_inside(const struct fr_geometry *g, fr_ochunk_t key,
-			 u64 sector, u64 end)
+/*
+ * Whether a discard of [sector, end) drops the copy of key committed as
+ * commit: every copy the range covers whole, and a clean copy it covers in
+ * part, because the origin's copy of the discarded sectors is about to
+ * change and a clean copy must equal the origin. A dirty copy covered in
+ * part stays: its other sectors are on PM only.
+ */
+static bool discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
+			  u64 commit, u64 sector, u64 end)
 {
 	u64 first = fr_first_sector(g, key);
-	u64 chunk_end = first + g->chunk_sectors;
+	u64 chunk_end = min(first + g->chunk_sectors, g->origin_sectors);
 
-	if (chunk_end > g->origin_sectors)
-		chunk_end = g->origin_sectors;
-	return first >= sector && chunk_end <= end;
+	if (first >= end || chunk_end <= sector)
+		return false;
+	return (first >= sector && chunk_end <= end) ||
+	       !(commit & FR_TAG_DIRTY);
 }
 
 u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
@@ -580,8 +587,9 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 			u64 commit = tag_commit(c, p);
 
 			if ((commit & FR_TAG_VALID) &&
-			    chunk_inside(g, to_ochunk(fr_commit_key(commit)),
-					 sector, end)) {
+			    FR_STEP(discard_drops, g,
+				    to_ochunk(fr_commit_key(commit)), commit,
+				    sector, end)) {
 				set_commit(c, p, 0);
 				dropped++;
 			}
@@ -598,27 +606,24 @@ u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 	u64 end, k, dropped = 0;
 	unsigned int i;
 
-	if (sector >= g->origin_sectors)
+	if (!nr_sectors || sector >= g->origin_sectors)
 		return 0;
 	end = nr_sectors > g->origin_sectors - sector ? g->origin_sectors :
 	      sector + nr_sectors;
-	for (k = (sector + g->chunk_sectors - 1) >> g->chunk_shift;
-	     k < g->origin_chunks; k++) {
+	for (k = sector >> g->chunk_shift; k <= (end - 1) >> g->chunk_shift;
+	     k++) {
 		fr_ochunk_t key = to_ochunk(k);
-		u64 chunk_end = fr_first_sector(g, key) + g->chunk_sectors;
-		fr_slot_t s;
+		fr_slot_t s = fr_slot_of(g, key);
 
-		if (chunk_end > g->origin_sectors)
-			chunk_end = g->origin_sectors;
-		if (chunk_end > end)
-			break;
-		s = fr_slot_of(g, key);
 		if (fr_slot_tags_bad(c, s))
 			continue;
 		for (i = 0; i < 2; i++) {
 			fr_pchunk_t p = slot_chunk(s, i);
+			u64 commit = tag_commit(c, p);
 
-			if (commit_holds(tag_commit(c, p), key)) {
+			if (commit_holds(commit, key) &&
+			    FR_STEP(discard_drops, g, key, commit, sector,
+				    end)) {
 				set_commit(c, p, 0);
 				dropped++;
 			}
@@ -629,19 +634,54 @@ u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 	return dropped;
 }
 
-/* Stage a dirty chunk's held sectors; 1 if staged, 0 if no longer dirty. */
+/*
+ * Whether the batch (n chunks staged in snaps) holds the other copy of the
+ * key that chunk p holds (its commit word). Both copies of a key share a
+ * slot, so only p's buddy can hold it, and the batch's ascending scan staged
+ * the buddy either just before p (snaps[n - 1]) or, when it started at the
+ * buddy and wrapped round to p, first (snaps[0]).
+ */
+static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
+			 fr_pchunk_t p, u64 commit)
+{
+	fr_pchunk_t b = buddy(p);
+	u64 key = fr_commit_key(commit);
+
+	if (!n)
+		return false;
+	return (from_pchunk(snaps[n - 1].pchunk) == from_pchunk(b) &&
+		fr_commit_key(snaps[n - 1].commit) == key) ||
+	       (from_pchunk(snaps[0].pchunk) == from_pchunk(b) &&
+		fr_commit_key(snaps[0].commit) == key);
+}
+
+/*
+ * Stage dirty chunk p's held sectors as snaps[n]: 1 if staged, 0 if it is
+ * no longer dirty, -EAGAIN if the batch must end before it (see below),
+ * -EHWPOISON if its PM data cannot be read, or the stage's error.
+ */
 static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
-		       void *ctx)
+		       struct fr_wb_snap *snaps, u32 n,
+		       const struct fr_wb_ops *ops, void *ctx)
 {
 	const struct fr_geometry *g = &c->geo;
 	u64 commit = tag_commit(c, p), first, mask;
 	const u8 *data = fr_chunk_data(c, p);
+	struct fr_wb_snap *snap = &snaps[n];
 	u32 pos = 0, end;
 	int r;
 
 	if (!(commit & FR_TAG_VALID) || !(commit & FR_TAG_DIRTY))
 		return 0;
+	/*
+	 * A write moved the key into p after the batch staged the older copy
+	 * in p's buddy. Both versions would go to the same origin sectors in
+	 * one submit, and overlapping writes in flight land in any order: the
+	 * older could win while p, unchanged, is cleaned. The next batch,
+	 * which starts at p, writes p after this one is on the origin.
+	 */
+	if (FR_STEP(staged_buddy, snaps, n, p, commit))
+		return -EAGAIN;
 	if (fr_chunk_bad(c, p)) {
 		/* Known unreadable: not even tried. It stays dirty. */
 		if (ops->skip)
@@ -735,8 +775,10 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 			break;
 		slot = fr_slot_of_pchunk(to_pchunk(pos));
 		ops->lock(ctx, slot);
-		r = FR_STEP(stage_chunk, c, to_pchunk(pos), &snaps[n], ops, ctx);
+		r = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops, ctx);
 		ops->unlock(ctx, slot);
+		if (r == -EAGAIN)
+			break;		/* pos starts the next batch */
 		if (r == -EHWPOISON) {
 			/* Its data cannot be read from PM: it stays dirty. */
 			pos++;

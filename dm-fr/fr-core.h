@@ -336,7 +336,10 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key);
 
 /*
- * Invalidate every chunk wholly inside the range. Returns chunks dropped.
+ * Before the range is discarded on the origin: drop every copy the range
+ * covers whole, and every clean copy it covers in part (a clean copy must
+ * equal the origin). A dirty copy covered in part stays, with the data of
+ * all its held sectors. Returns chunks dropped.
  * fr_discard() walks the range's chunks (locks: every slot they map to);
  * fr_discard_slots() walks nr slots from first (locks: those slots), which
  * is cheaper when the range is larger than the cache.
@@ -349,7 +352,9 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
  * Writeback. fr_writeback() takes up to max dirty chunks from *cursor on,
  * stages their data for the origin, has the caller write and FLUSH the
  * origin, and only then clears their dirty flags (those not rewritten in the
- * meantime). The ops run in process context and may sleep.
+ * meantime). A batch never stages two versions of one key (their origin
+ * writes would overlap, in any order): it ends before the second, which
+ * starts the next batch. The ops run in process context and may sleep.
  */
 struct fr_wb_ops {
 	void (*lock)(void *ctx, fr_slot_t slot);

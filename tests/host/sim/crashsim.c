@@ -870,6 +870,8 @@ struct wbctx {
 	u8 *buf;
 	u32 cap_sectors;
 	const struct op *inj;		/* writes to run inside the batch */
+	bool staged_in_lock;		/* a stage since the last ops->lock */
+	bool inj_done;			/* INJ_BETWEEN: the writes have run */
 };
 
 static struct wbctx wb_batch, wb_clean;
@@ -954,7 +956,7 @@ static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
 
 static void wb_lock(void *ctx, fr_slot_t slot)
 {
-	(void)ctx;
+	((struct wbctx *)ctx)->staged_in_lock = false;
 	if (S.locked[from_slot(slot)]) {
 		violation("slot %llu locked twice", (unsigned long long)from_slot(slot));
 		return;
@@ -962,13 +964,28 @@ static void wb_lock(void *ctx, fr_slot_t slot)
 	S.locked[from_slot(slot)] = LOCK_OPS;
 }
 
+static void run_injected(struct wbctx *w, u8 at);
+
 static void wb_unlock(void *ctx, fr_slot_t slot)
 {
-	(void)ctx;
+	struct wbctx *w = ctx;
+
 	if (S.locked[from_slot(slot)] != LOCK_OPS)
 		violation("slot %llu unlocked but not locked",
 			  (unsigned long long)from_slot(slot));
 	S.locked[from_slot(slot)] = LOCK_NONE;
+	/*
+	 * INJ_BETWEEN: the writes run as soon as the batch has staged a
+	 * chunk of the first injected write's slot, before it stages the
+	 * next chunk (the slot's other chunk, often).
+	 */
+	if (w->inj && w->inj->inj_at == INJ_BETWEEN && !w->inj_done &&
+	    w->staged_in_lock &&
+	    from_slot(slot) == from_slot(fr_slot_of(&S.c.geo,
+				fr_chunk_of_sector(&S.c.geo, w->inj->inj[0].sector)))) {
+		w->inj_done = true;
+		run_injected(w, INJ_BETWEEN);
+	}
 }
 
 static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
@@ -999,6 +1016,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 		return -EINVAL;
 	}
 	memcpy(w->buf + (size_t)w->used * SECT, src, (size_t)nr * SECT);
+	w->staged_in_lock = true;
 	w->st[w->nst].sector = sector;
 	w->st[w->nst].nr = nr;
 	w->st[w->nst].at = w->used;
@@ -1021,12 +1039,32 @@ static void run_injected(struct wbctx *w, u8 at)
 		exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr);
 }
 
+/*
+ * Two staged extents that overlap: the kernel submits them as separate bios,
+ * in flight together, and the device may apply them in either order.
+ */
+static void check_overlap(const struct wbctx *w)
+{
+	u32 i, j;
+
+	for (i = 0; i < w->nst; i++)
+		for (j = i + 1; j < w->nst; j++)
+			if (w->st[i].sector < w->st[j].sector + w->st[j].nr &&
+			    w->st[j].sector < w->st[i].sector + w->st[i].nr) {
+				violation("one submit writes sectors %llu+%u and %llu+%u, which overlap: their order on the origin is undefined",
+					  (unsigned long long)w->st[i].sector, w->st[i].nr,
+					  (unsigned long long)w->st[j].sector, w->st[j].nr);
+				return;
+			}
+}
+
 static int wb_submit(void *vctx)
 {
 	struct wbctx *w = vctx;
 	u32 i;
 
 	run_injected(w, INJ_STAGED);
+	check_overlap(w);
 	if (S.fail == FAIL_SUBMIT && w == &wb_batch && !S.fail_done) {
 		S.fail_done = true;
 		w->nst = 0;
@@ -1308,6 +1346,26 @@ static void exec_fill(u64 key)
 	S.fig3[r == 1 ? F_FILL : F_FILL_SKIPPED]++;
 }
 
+/*
+ * The target passes a discard on to the origin once PM's copies are
+ * dropped, and the discarded sectors may then read as anything: modelled as
+ * the image's data (which a discarded sector may hold). It is flushed at
+ * once, as every op leaves the origin (the kernel's discard is not ordered
+ * with a flush, but nothing PM holds depends on it). A clean copy on PM
+ * that still holds other data for those sectors breaks invariant 5.
+ */
+static void discard_origin(u64 sector, u32 nr)
+{
+	u8 buf[SECT];
+	u64 s;
+
+	for (s = sector; s < sector + nr && s < S.cfg->origin_sectors; s++) {
+		fill_pattern(buf, 1, s, 1);
+		so_write(&S.org, s, buf, 1);
+	}
+	so_flush(&S.org);
+}
+
 static void exec_discard(u64 sector, u32 nr)
 {
 	u32 id = new_op(OP_DISCARD, sector, nr);
@@ -1319,6 +1377,7 @@ static void exec_discard(u64 sector, u32 nr)
 	unlock_range(sector, nr);
 	ack_discard(id);
 	S.inflight = 0;
+	discard_origin(sector, nr);
 }
 
 static void exec_wb(const struct op *op)
@@ -1328,6 +1387,7 @@ static void exec_wb(const struct op *op)
 	u64 dirty = fr_count_dirty(&S.c);
 
 	wb_batch.inj = op->ninj ? op : NULL;
+	wb_batch.inj_done = false;
 	in_batch = true;
 	r = fr_writeback(&S.c, &S.cursor, op->max, wb_snaps, &wb_ops, &wb_batch);
 	in_batch = false;
@@ -1445,6 +1505,7 @@ static void describe_op(const struct op *op, char *b, size_t len)
 		if (op->ninj)
 			o += snprintf(b + o, len - o, " {%s:",
 				      op->inj_at == INJ_STAGED ? "after stage" :
+				      op->inj_at == INJ_BETWEEN ? "between stages" :
 				      "after submit");
 		for (i = 0; i < op->ninj && o < len; i++)
 			o += snprintf(b + o, len - o, " write %llu+%u",
@@ -1926,6 +1987,16 @@ static void build_workload(struct workload *w)
 	o.inj[0].sector = K * cs + 5;
 	o.inj[0].nr = 2;
 	A(o);
+	/*
+	 * The staged chunk's key written again before the batch stages the
+	 * next chunk: the new copy lands in the buddy, which the batch may
+	 * reach next (one version of a key per batch).
+	 */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_BETWEEN, .ninj = 1 };
+	o.inj[0].sector = K * cs;
+	o.inj[0].nr = (u32)(cs > 5 ? 5 : cs - 1);
+	A(o);
 	/* a colliding write between submit and flush */
 	o.inj_at = INJ_SUBMITTED;
 	o.inj[0].sector = L * cs;
@@ -1979,6 +2050,8 @@ static void build_workload(struct workload *w)
 	o = (struct op){ .type = OP_RECOVER };
 	A(o);
 #undef A
+	if (w->nalpha > MAX_ALPHA)
+		abort();	/* overran alpha[]: raise MAX_ALPHA */
 
 #define SC(nm, ...) do { \
 	struct op t_[] = { __VA_ARGS__ }; \
@@ -2151,7 +2224,7 @@ static struct op random_op(u64 *rng)
 		if (gen_rand(rng) % 3 == 0) {
 			u32 i;
 
-			o.inj_at = gen_rand(rng) & 1 ? INJ_STAGED : INJ_SUBMITTED;
+			o.inj_at = (u8)(INJ_STAGED + gen_rand(rng) % 3);
 			o.ninj = (u8)(1 + gen_rand(rng) % MAX_INJ);
 			for (i = 0; i < o.ninj; i++) {
 				struct op x = random_op(rng);
@@ -2241,6 +2314,8 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_GROUP_SEQ_U32] = "GROUP_SEQ_U32",
 	[FR_MUT_CLEAR_UNLOCKED] = "CLEAR_UNLOCKED",
 	[FR_MUT_POISON_CLEANS] = "POISON_CLEANS",
+	[FR_MUT_STAGE_BOTH_COPIES] = "STAGE_BOTH_COPIES",
+	[FR_MUT_DISCARD_KEEPS_CLEAN] = "DISCARD_KEEPS_CLEAN",
 };
 
 static void usage(void)

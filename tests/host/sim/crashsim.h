@@ -25,7 +25,8 @@ enum op_type {
 	OP_CRASH,	/* pseudo-op: crash inside the next op, recover */
 };
 
-enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED };
+/* Where writes are injected into a writeback batch (OP_WB). */
+enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED, INJ_BETWEEN };
 
 /* Error injection for one (top-level) operation. */
 enum fail_at {

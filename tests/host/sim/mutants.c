@@ -22,9 +22,13 @@ static void mut_write_commit(struct write_op *w);
 static void mut_write_complete(struct write_op *w);
 static void mut_write_drop_old(struct write_op *w);
 static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
+static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
+			     fr_pchunk_t p, u64 commit);
+static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
+			      u64 commit, u64 sector, u64 end);
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-			   struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
-			   void *ctx);
+			   struct fr_wb_snap *snaps, u32 n,
+			   const struct fr_wb_ops *ops, void *ctx);
 static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
 			u32 n, const struct fr_wb_ops *ops, void *ctx);
 static int mut_wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
@@ -210,10 +214,11 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
  * staged, so writeback cleans it although the origin never got its data.
  */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-			   struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
-			   void *ctx)
+			   struct fr_wb_snap *snaps, u32 n,
+			   const struct fr_wb_ops *ops, void *ctx)
 {
-	int r = stage_chunk(c, p, snap, ops, ctx);
+	struct fr_wb_snap *snap = &snaps[n];
+	int r = stage_chunk(c, p, snaps, n, ops, ctx);
 
 	if (r == -EHWPOISON && MUT(POISON_CLEANS)) {
 		snap->pchunk = p;
@@ -222,6 +227,32 @@ static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		return 1;
 	}
 	return r;
+}
+
+/*
+ * STAGE_BOTH_COPIES: a batch that staged a key's old copy goes on to stage
+ * the new one a write put in the buddy, so both versions go to the origin
+ * in one submit.
+ */
+static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
+			     fr_pchunk_t p, u64 commit)
+{
+	return !MUT(STAGE_BOTH_COPIES) && staged_buddy(snaps, n, p, commit);
+}
+
+/*
+ * DISCARD_KEEPS_CLEAN: a discard drops only the copies it covers whole, so
+ * a clean copy covered in part keeps data the origin no longer has.
+ */
+static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
+			      u64 commit, u64 sector, u64 end)
+{
+	u64 first = fr_first_sector(g, key);
+
+	if (MUT(DISCARD_KEEPS_CLEAN))
+		return first >= sector &&
+		       min(first + g->chunk_sectors, g->origin_sectors) <= end;
+	return discard_drops(g, key, commit, sector, end);
 }
 
 /* CLEAR_UNLOCKED: the compare-then-store races the slot's writers. */

@@ -23,6 +23,8 @@ enum fr_mutation {
 	FR_MUT_GROUP_SEQ_U32,		/* recovery keeps a group's seq in a u32 */
 	FR_MUT_CLEAR_UNLOCKED,		/* writeback clears dirty without the lock */
 	FR_MUT_POISON_CLEANS,		/* a chunk stage could not read is cleaned */
+	FR_MUT_STAGE_BOTH_COPIES,	/* a batch stages both copies of a key */
+	FR_MUT_DISCARD_KEEPS_CLEAN,	/* a clean copy a discard covers in part stays */
 	FR_MUT_COUNT
 };
 

@@ -440,8 +440,14 @@ TEST(write_need_clean_writeback_and_fill)
 	REQUIRE(fr_lookup(&im.c, to_ochunk(11), &hit));
 	CHECK_EQ(hit.sectors, 0xff);
 	CHECK(!test_bit(from_pchunk(hit.pchunk), im.c.dirty_bits));
-	/* discard drops only whole chunks */
-	CHECK_EQ(fr_discard(&im.c, 88, 7), 0);
+	/* a discard drops a clean copy it covers in part: the origin changes */
+	CHECK_EQ(fr_discard(&im.c, 88, 7), 1);
+	CHECK(!fr_lookup(&im.c, to_ochunk(11), &hit));
+	/* a dirty copy covered in part stays, one covered whole goes */
+	REQUIRE(!fr_write(&im.c, 88, 8, fill_byte, &c, &res));
+	CHECK_EQ(fr_discard(&im.c, 89, 7), 0);
+	REQUIRE(fr_lookup(&im.c, to_ochunk(11), &hit));
+	CHECK_EQ(hit.sectors, 0xff);
 	CHECK_EQ(fr_discard(&im.c, 87, 9), 1);
 	CHECK(!fr_lookup(&im.c, to_ochunk(11), &hit));
 	free(before);
