@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 # (userspace builds of the core go through the shim in userspace/core)
 user=$here/../../userspace/core
 gcc -O2 -g -std=gnu11 -include "$user/fr-user.h" -I"$user" -I"$src" -o "$tmp/coreprof" \
-	"$here/coreprof.c" "$src/fr-core.c" "$src/fr-format.c" "$user/crc32c.c"
+	"$here/coreprof.c" "$src/fr-core.c" "$src/fr-recover.c" "$src/fr-format.c" "$user/crc32c.c"
 "$tmp/coreprof" "$n" > "$tmp/out.txt"
 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$tmp/coreprof" "$n" > /dev/null 2>&1
 callgrind_annotate --inclusive=yes "$tmp/cg.out" > "$tmp/ann.txt" 2>/dev/null

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel facilities the dm-fr core (dm-fr/fr-format.c, dm-fr/fr-core.c)
- * uses, for its userspace builds: frctl, the crash simulator, the unit tests
- * and the fuzzers. Only what the core needs, with the kernel's names and
- * semantics, so the core compiles unchanged (as xfsprogs builds libxfs
- * against libxfs_priv.h).
+ * The kernel facilities the dm-fr core (dm-fr/fr-format.c, fr-core.c,
+ * fr-recover.c) uses, for its userspace builds: frctl, the crash simulator,
+ * the unit tests and the fuzzers. Only what the core needs, with the
+ * kernel's names and semantics, so the core compiles unchanged (as xfsprogs
+ * builds libxfs against libxfs_priv.h).
  *
  * Every userspace compile includes this file first (-include fr-user.h). It
  * stands in for dm-fr/fr-types.h and dm-fr/fr-pm.h, which hold only the

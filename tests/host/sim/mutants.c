@@ -2,7 +2,7 @@
 /*
  * The broken variants of the protocol core (crashsim-mut only).
  *
- * This file compiles dm-fr/fr-core.c itself, with an FR_STEP() that sends
+ * This file compiles dm-fr/fr-core.c and fr-recover.c itself, with an FR_STEP() that sends
  * every protocol step through mut_<step>() below: the step as written, or,
  * when fr_mutation names a variant of it, a broken one. fr_write() is
  * wrapped the same way for FR_MUT_IN_PLACE, which skips every step.
@@ -43,6 +43,7 @@ static void mut_recover_slots(struct recovery *rv);
 #define fr_write fr_write_steps
 #include "fr-core.c"
 #undef fr_write
+#include "fr-recover.c"
 
 enum fr_mutation fr_mutation;
 const int crashsim_core_mutable = 1;

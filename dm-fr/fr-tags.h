@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Private to the protocol core (fr-core.c, fr-recover.c): access to a
+ * cache's tags and slots, and the FR_STEP() hook.
+ */
+#ifndef FR_TAGS_H
+#define FR_TAGS_H
+
+#include "fr-core.h"
+
+/*
+ * Each step below is called through FR_STEP(), a plain call here. The host
+ * tests' mutant build (tests/host/sim/mutants.c) includes fr-core.c and
+ * fr-recover.c with its own FR_STEP(), which swaps a step for a broken variant to show that the
+ * crash simulator catches it; as XFS_TEST_ERROR() is a no-op in libxfs, the
+ * hooks cost nothing outside that build.
+ */
+#ifndef FR_STEP
+#define FR_STEP(step, ...) step(__VA_ARGS__)
+#endif
+
+static inline u64 tag_commit(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return le64_to_cpu(READ_ONCE(c->tags[from_pchunk(p)].commit));
+}
+
+static inline u64 tag_seq(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return le64_to_cpu(READ_ONCE(c->tags[from_pchunk(p)].seq));
+}
+
+static inline u64 tag_sectors(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return le64_to_cpu(READ_ONCE(c->tags[from_pchunk(p)].sectors));
+}
+
+static inline bool commit_holds(u64 commit, fr_ochunk_t key)
+{
+	return (commit & FR_TAG_VALID) && fr_commit_key(commit) == from_ochunk(key);
+}
+
+/* Store a commit word and keep the DRAM bitmaps in step with it. */
+static inline void set_commit(struct fr_cache *c, fr_pchunk_t p, u64 commit)
+{
+	u64 i = from_pchunk(p);
+
+	fr_pm_store8(&c->tags[i].commit, commit);
+	if (commit & FR_TAG_VALID)
+		set_bit(i, c->valid_bits);
+	else
+		clear_bit(i, c->valid_bits);
+	if ((commit & FR_TAG_VALID) && (commit & FR_TAG_DIRTY))
+		set_bit(i, c->dirty_bits);
+	else
+		clear_bit(i, c->dirty_bits);
+}
+
+static inline fr_pchunk_t slot_chunk(fr_slot_t s, unsigned int i)
+{
+	return to_pchunk(from_slot(s) * 2 + i);
+}
+
+static inline fr_pchunk_t buddy(fr_pchunk_t p)
+{
+	return to_pchunk(from_pchunk(p) ^ 1);
+}
+
+#endif /* FR_TAGS_H */
