@@ -240,6 +240,28 @@ fs_roundtrip() {
 	FS_MANIFEST=$man
 }
 
+# ---------------------------------------------------------------- udev
+
+# udev_noscan GLOB: udev leaves the dm devices whose names match GLOB alone
+# (no blkid probe, no other rules) until the case ends: for a case that
+# counts its device's reads or fills, or whose origin reads take seconds
+# (udev's probe of it would hold every dmsetup call up for minutes). Hold
+# udev this way rather than with "udevadm control --stop-exec-queue": events
+# queued while it was stopped were still unprocessed two minutes after the
+# restart in a CI run (systemd 252).
+udev_noscan() {
+	mkdir -p /run/udev/rules.d
+	echo "SUBSYSTEM==\"block\", ENV{DM_NAME}==\"$1\", ENV{DM_NOSCAN}=\"1\", ENV{DM_UDEV_DISABLE_OTHER_RULES_FLAG}=\"1\", ENV{UDEV_DISABLE_PERSISTENT_STORAGE_RULES_FLAG}=\"1\"" \
+		> /run/udev/rules.d/57-fr-test-noscan.rules
+	udevadm control --reload-rules
+	on_cleanup udev_noscan_off
+}
+
+udev_noscan_off() {
+	rm -f /run/udev/rules.d/57-fr-test-noscan.rules
+	udevadm control --reload-rules
+}
+
 # ---------------------------------------------------------------- refusals
 
 # fr_refused WHY TABLE ERE [dmsetup create options...]: the table must be
