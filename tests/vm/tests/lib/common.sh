@@ -262,6 +262,18 @@ udev_noscan_off() {
 	udevadm control --reload-rules
 }
 
+# nbd_stop PID DEV: disconnect NBD device DEV and stop its server PID (and
+# the server's children).
+nbd_stop() { # PID DEV
+	nbd-client -d "$2" > /dev/null 2>&1
+	if kill -0 "$1" 2>/dev/null; then
+		pkill -P "$1" 2>/dev/null
+		kill "$1"
+		wait "$1" 2>/dev/null
+	fi
+	return 0
+}
+
 # ---------------------------------------------------------------- refusals
 
 # fr_refused WHY TABLE ERE [dmsetup create options...]: the table must be
