@@ -360,7 +360,9 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		if (!r) {
 			/*
 			 * The batch went round every dirty chunk and could
-			 * stage none: what it skipped is all that is left.
+			 * stage none (what it skipped is all that is left), or
+			 * what it staged was rewritten meanwhile: either way,
+			 * the next tick goes on (a flush does not stop here).
 			 */
 			WRITE_ONCE(fr->wb_unreadable, unreadable);
 			break;
@@ -477,26 +479,52 @@ static void writeback_work(struct work_struct *work)
 				   msecs_to_jiffies(delay));
 }
 
-/* Write back everything now (the flush message); wait for it. */
+/*
+ * Write back everything now (the flush message); wait for it.
+ *
+ * One sweep of the whole cache, chunk 0 to the end, with a cursor of its
+ * own: every chunk dirty when it began is staged on the way unless a later
+ * write replaced it first, so what was acknowledged before the flush and
+ * not rewritten since is on the origin when it returns, however many writes
+ * arrive meanwhile. Each batch moves the cursor on (a batch ends early only
+ * after staging something), and one that reaches the end, or wraps past it
+ * to stage the chunks behind (fr_writeback()), ends the sweep.
+ * writeback_pass() does not fit: new dirty chunks ahead of its cursor use
+ * up its budget, and a batch whose chunks were all rewritten cleans none.
+ */
 int fr_writeback_all(struct dm_fr *fr)
 {
-	u64 before;
+	u64 cursor = 0, before, written = 0;
+	u32 unreadable, skipped = 0;
+	bool victim_unreadable;
 	int r;
 
 	if (READ_ONCE(fr->wb_stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
 	do {
-		before = fr_count_dirty(&fr->cache);
-		r = writeback_pass(fr, false);
-	} while (!r && fr_count_dirty(&fr->cache) &&
-		 fr_count_dirty(&fr->cache) < before);
-	/* Suspended meanwhile: the pass stopped at a batch boundary. */
-	if (!r && READ_ONCE(fr->wb_stopped))
-		r = -EBUSY;
-	/* What is left dirty cannot be read from PM: say so, do not spin. */
-	else if (!r && fr_count_dirty(&fr->cache) && READ_ONCE(fr->wb_unreadable))
-		r = -EHWPOISON;
+		/* Suspended meanwhile: stop at a batch boundary. */
+		if (READ_ONCE(fr->wb_stopped)) {
+			r = -EBUSY;
+			goto out;
+		}
+		before = cursor;
+		r = wb_batch(fr, &cursor, U64_MAX, &unreadable,
+			     &victim_unreadable);
+		if (r < 0)
+			goto out;
+		written += r;
+		skipped += unreadable;
+		cond_resched();
+	} while (cursor > before);
+
+	/* Chunks the sweep skipped stay dirty: their PM cannot be read. */
+	WRITE_ONCE(fr->wb_unreadable, skipped);
+	WRITE_ONCE(fr->degraded, false);
+	if (written)
+		fr_stat_add(fr, writeback_rounds, 1);
+	r = skipped ? -EHWPOISON : 0;
+out:
 	mutex_unlock(&fr->flush_lock);
 	return r;
 }
