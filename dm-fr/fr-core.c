@@ -694,9 +694,14 @@ static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
 }
 
-int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
-		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		 void *ctx)
+/*
+ * One batch from *cursor on. With wrap, a batch that reaches the end goes
+ * on from chunk 0 up to where it began, and *cursor ends below nr_chunks;
+ * without, it stops there and *cursor is nr_chunks.
+ */
+static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
+			   bool wrap, struct fr_wb_snap *snaps,
+			   const struct fr_wb_ops *ops, void *ctx)
 {
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
 	u64 pos = start;
@@ -704,12 +709,16 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 	u32 n = 0;
 	int r;
 
+	if (!wrap && *cursor >= nr) {
+		*cursor = nr;
+		return 0;
+	}
 	while (n < max) {
 		fr_slot_t slot;
 
 		pos = find_next_bit(c->dirty_bits, nr, pos);
 		if (pos >= nr) {
-			if (wrapped || !start)
+			if (wrapped || !start || !wrap)
 				break;
 			wrapped = true;
 			pos = 0;
@@ -735,11 +744,25 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		n += r;
 		pos++;
 	}
-	*cursor = pos < nr ? pos : 0;
+	*cursor = pos < nr ? pos : wrap ? 0 : nr;
 	if (!n)
 		return 0;
 
 	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
+}
+
+int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
+		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		 void *ctx)
+{
+	return writeback_batch(c, cursor, max, true, snaps, ops, ctx);
+}
+
+int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	return writeback_batch(c, cursor, max, false, snaps, ops, ctx);
 }
 
 u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)

@@ -391,6 +391,16 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 void *ctx);
 
 /*
+ * The same batch, for a sweep of the whole cache (the flush message): it
+ * never wraps. Start with *cursor = 0 and call again until *cursor is
+ * nr_chunks; each call moves *cursor on, so every chunk dirty when the sweep
+ * began is staged on the way unless a write replaced it first.
+ */
+int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx);
+
+/*
  * Declare what the known bad PM held lost, for nr slots from first (locks:
  * those slots): dirty copies on bad chunks are dropped (their tags cleared)
  * and lost slots are forgotten, so the origin is authoritative for their

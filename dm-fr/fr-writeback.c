@@ -271,13 +271,14 @@ static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
 }
 
 /*
- * One batch under wb_lock, from *cursor on: the chunks written back, or an
- * origin error (counted; the target is degraded until a pass succeeds).
+ * One batch under wb_lock, from *cursor on (sweep: one that does not wrap,
+ * fr_writeback_sweep()): the chunks written back, or an origin error
+ * (counted; the target is degraded until a pass succeeds).
  * The stage's PM read errors are returned as they were under the lock:
  * unreadable counts the chunks skipped, victim_unreadable says whether the
  * victim (U64_MAX: none) was one of them.
  */
-static int wb_batch(struct dm_fr *fr, u64 *cursor, u64 victim,
+static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u64 victim,
 		    u32 *unreadable, bool *victim_unreadable)
 {
 	int r;
@@ -285,8 +286,12 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, u64 victim,
 	mutex_lock(&fr->wb_lock);
 	stage_reset(&fr->wb_stage);
 	fr->wb_stage.victim = victim;
-	r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs, fr->wb_snaps,
-			 &fr_wb_ops, &fr->wb_stage);
+	if (sweep)
+		r = fr_writeback_sweep(&fr->cache, cursor, fr->writeback_jobs,
+				       fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
+	else
+		r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs,
+				 fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
 	*unreadable = fr->wb_stage.unreadable;
 	*victim_unreadable = fr->wb_stage.victim_unreadable;
 	mutex_unlock(&fr->wb_lock);
@@ -311,7 +316,7 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
 	u32 unreadable;
 	int r;
 
-	r = wb_batch(fr, &cursor, from_pchunk(victim), &unreadable,
+	r = wb_batch(fr, &cursor, false, from_pchunk(victim), &unreadable,
 		     &victim_unreadable);
 	if (r < 0)
 		return r;
@@ -353,7 +358,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		if (to_low_watermark &&
 		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
 			break;
-		r = wb_batch(fr, &fr->wb_cursor, U64_MAX, &unreadable,
+		r = wb_batch(fr, &fr->wb_cursor, false, U64_MAX, &unreadable,
 			     &victim_unreadable);
 		if (r < 0)
 			return r;
@@ -483,18 +488,17 @@ static void writeback_work(struct work_struct *work)
  * Write back everything now (the flush message); wait for it.
  *
  * One sweep of the whole cache, chunk 0 to the end, with a cursor of its
- * own: every chunk dirty when it began is staged on the way unless a later
- * write replaced it first, so what was acknowledged before the flush and
- * not rewritten since is on the origin when it returns, however many writes
- * arrive meanwhile. Each batch moves the cursor on (a batch ends early only
- * after staging something), and one that reaches the end, or wraps past it
- * to stage the chunks behind (fr_writeback()), ends the sweep.
- * writeback_pass() does not fit: new dirty chunks ahead of its cursor use
- * up its budget, and a batch whose chunks were all rewritten cleans none.
+ * own (fr_writeback_sweep()): every chunk dirty when it began is staged on
+ * the way unless a later write replaced it first, so what was acknowledged
+ * before the flush and not rewritten since is on the origin when it
+ * returns, however many writes arrive meanwhile; and it ends, as each batch
+ * moves the cursor on. writeback_pass() does not fit: new dirty chunks
+ * ahead of its cursor use up its budget, and a batch whose chunks were all
+ * rewritten cleans none and ends it.
  */
 int fr_writeback_all(struct dm_fr *fr)
 {
-	u64 cursor = 0, before, written = 0;
+	u64 cursor = 0, written = 0;
 	u32 unreadable, skipped = 0;
 	bool victim_unreadable;
 	int r;
@@ -502,21 +506,20 @@ int fr_writeback_all(struct dm_fr *fr)
 	if (READ_ONCE(fr->wb_stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
-	do {
+	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
 		if (READ_ONCE(fr->wb_stopped)) {
 			r = -EBUSY;
 			goto out;
 		}
-		before = cursor;
-		r = wb_batch(fr, &cursor, U64_MAX, &unreadable,
+		r = wb_batch(fr, &cursor, true, U64_MAX, &unreadable,
 			     &victim_unreadable);
 		if (r < 0)
 			goto out;
 		written += r;
 		skipped += unreadable;
 		cond_resched();
-	} while (cursor > before);
+	}
 
 	/* Chunks the sweep skipped stay dirty: their PM cannot be read. */
 	WRITE_ONCE(fr->wb_unreadable, skipped);

@@ -392,6 +392,59 @@ TEST(writeback_skips_unreadable_chunk)
 	img_free(&im);
 }
 
+/*
+ * fr_writeback_sweep (the flush message) never wraps: from a cursor past
+ * some dirty chunks it leaves them, ends with the cursor at nr_chunks, and
+ * from 0, batch after batch, every call moves the cursor on until it gets
+ * there with everything written back.
+ */
+TEST(writeback_sweep_does_not_wrap)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct fr_hit h0, h2;
+	struct img im;
+	u8 a = 0x11, b = 0x22, c = 0x33;
+	u64 cursor, prev, nr;
+	int calls = 0;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	nr = im.c.geo.nr_chunks;
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 8, 8, fill_byte, &b, &res));
+	REQUIRE(!fr_write(&im.c, 16, 8, fill_byte, &c, &res));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &h0));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(2), &h2));
+	REQUIRE(from_pchunk(h0.pchunk) < from_pchunk(h2.pchunk));
+	CHECK_EQ(fr_count_dirty(&im.c), 3);
+
+	/* From key 2's chunk on: key 2 only; fr_writeback would wrap. */
+	cursor = from_pchunk(h2.pchunk);
+	CHECK_EQ(fr_writeback_sweep(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(cursor, nr);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	CHECK(test_bit(from_pchunk(h0.pchunk), im.c.dirty_bits));
+	CHECK_EQ(fr_writeback_sweep(&im.c, &cursor, 8, snaps, &t_ops, NULL), 0);
+	CHECK_EQ(cursor, nr);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+
+	/* From 0, one chunk a batch: the cursor moves on every call. */
+	cursor = 0;
+	while (cursor < nr) {
+		prev = cursor;
+		REQUIRE(fr_writeback_sweep(&im.c, &cursor, 1, snaps, &t_ops,
+					   NULL) >= 0);
+		CHECK(cursor > prev);
+		REQUIRE(++calls <= 3);
+	}
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
+	CHECK_EQ(origin_mem[0], 0x11);
+	CHECK_EQ(origin_mem[8 * 512], 0x22);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
 TEST(write_need_clean_writeback_and_fill)
 {
 	struct img im;
