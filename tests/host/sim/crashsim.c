@@ -1998,6 +1998,18 @@ static void build_workload(struct workload *w)
 	A(o);
 	o.max = 1;
 	A(o);
+	/*
+	 * A flush's batch (fr_writeback_sweep): no wrap, so from a cursor
+	 * past a dirty chunk it must leave that one alone; and one with a
+	 * colliding write between its stage and submit.
+	 */
+	o.sweep = 1;
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = 2, .sweep = 1,
+			 .inj_at = INJ_STAGED, .ninj = 1 };
+	o.inj[0].sector = L * cs;
+	o.inj[0].nr = (u32)cs;
+	A(o);
 	/* a rewrite of a staged chunk, between stage and submit */
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
 			 .inj_at = INJ_STAGED, .ninj = 1 };
@@ -2335,6 +2347,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_POISON_CLEANS] = "POISON_CLEANS",
 	[FR_MUT_STAGE_BOTH_COPIES] = "STAGE_BOTH_COPIES",
 	[FR_MUT_DISCARD_KEEPS_CLEAN] = "DISCARD_KEEPS_CLEAN",
+	[FR_MUT_SWEEP_WRAPS] = "SWEEP_WRAPS",
 };
 
 static void usage(void)

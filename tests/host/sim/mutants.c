@@ -5,7 +5,8 @@
  * This file compiles dm-fr/fr-core.c and fr-recover.c itself, with an FR_STEP() that sends
  * every protocol step through mut_<step>() below: the step as written, or,
  * when fr_mutation names a variant of it, a broken one. fr_write() is
- * wrapped the same way for FR_MUT_IN_PLACE, which skips every step.
+ * wrapped the same way for FR_MUT_IN_PLACE, which skips every step, and
+ * fr_writeback_sweep() for FR_MUT_SWEEP_WRAPS.
  */
 #include "fr-core.h"
 #include "mutants.h"
@@ -41,7 +42,9 @@ static void mut_recover_slots(struct recovery *rv);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
+#define fr_writeback_sweep fr_writeback_sweep_steps
 #include "fr-core.c"
+#undef fr_writeback_sweep
 #undef fr_write
 #include "fr-recover.c"
 
@@ -195,6 +198,20 @@ int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	    !write_in_place(c, sector, nr_sectors, payload, arg, res))
 		return 0;
 	return fr_write_steps(c, sector, nr_sectors, payload, arg, res);
+}
+
+/*
+ * SWEEP_WRAPS: a flush's batch is the periodic one, which goes round from
+ * chunk 0 when it reaches the end (bc6d9cc): a flush under a steady writer
+ * may then never reach the end of its sweep.
+ */
+int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	if (MUT(SWEEP_WRAPS))
+		return fr_writeback(c, cursor, max, snaps, ops, ctx);
+	return fr_writeback_sweep_steps(c, cursor, max, snaps, ops, ctx);
 }
 
 /* CLEAR_IGNORES_SEQ: a chunk rewritten twice since staging looks unchanged. */
