@@ -8,7 +8,8 @@
 #   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
 #                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
-#                     built from Debian's linux-source (cached: tests/vm/debug-kernel)
+#                     built from Debian's linux-source (cached: tests/vm/debug-kernel);
+#                     DEBUG_PART=K/N runs part K of N of it (tests/vm/run --part)
 #   make demo         boot a VM and show dm-fr against the bare origin
 #   make bench        the benchmark suite (bench/results/)
 #   make deps         install what the above need (Debian packages, a venv for virtme-ng)
@@ -58,7 +59,7 @@ check-crash: deps
 
 check-debug: deps
 	tests/vm/debug-kernel/build
-	tests/vm/run --kver debug --suite full
+	tests/vm/run --kver debug --suite full $(if $(DEBUG_PART),--part $(DEBUG_PART))
 
 demo: deps
 	$(MAKE) module
