@@ -20,3 +20,40 @@ bool fr_fault_pm_read(u64 pchunk)
 {
 	return READ_ONCE(fault_pm) && pchunk == READ_ONCE(fault_pm_chunk);
 }
+
+/*
+ * The data area of the device set up last, for fr_pm_read() (fr-pm.h),
+ * which sees only addresses. One device at a time: the tests need no more.
+ * Owned by its target instance: a reload's old table, destroyed after the
+ * new one has resumed on the same PM, must not forget the new one's.
+ */
+static const void *fault_owner;
+static const u8 *fault_data;
+static unsigned int fault_chunk_bytes_shift;
+
+void fr_fault_set_data(const void *owner, const void *data,
+		       unsigned int chunk_bytes_shift)
+{
+	WRITE_ONCE(fault_owner, owner);
+	WRITE_ONCE(fault_chunk_bytes_shift, chunk_bytes_shift);
+	/* Pairs with fr_fault_pm_src(): the shift before the data. */
+	smp_store_release(&fault_data, data);
+}
+
+void fr_fault_forget_data(const void *owner)
+{
+	if (cmpxchg(&fault_owner, owner, NULL) == owner)
+		WRITE_ONCE(fault_data, NULL);
+}
+
+/* Does src lie in the data of fault_pm_chunk? */
+bool fr_fault_pm_src(const void *src)
+{
+	/* Pairs with fr_fault_set_data(): the data, then its shift. */
+	const u8 *data = smp_load_acquire(&fault_data);
+
+	if (!READ_ONCE(fault_pm) || !data || (const u8 *)src < data)
+		return false;
+	return ((const u8 *)src - data) >> READ_ONCE(fault_chunk_bytes_shift) ==
+	       READ_ONCE(fault_pm_chunk);
+}

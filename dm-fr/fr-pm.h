@@ -21,6 +21,7 @@
 #define FR_PM_H
 
 #include "fr-types.h"
+#include "fr-fault.h"
 
 #include <linux/uaccess.h>
 #include <asm/barrier.h>
@@ -55,6 +56,8 @@ static inline int fr_pm_load8(const __le64 *src, u64 *val)
 
 static inline int fr_pm_read(void *dst, const void *src, size_t len)
 {
+	if (fr_fault_pm_src(src))	/* test builds only */
+		return -EIO;
 	return copy_mc_to_kernel(dst, src, len) ? -EIO : 0;
 }
 

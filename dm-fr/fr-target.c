@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "dm-fr.h"
+#include "fr-fault.h"
 
 /* The table's mode: fmode_t before 6.5, blk_mode_t since. */
 #ifdef BLK_OPEN_WRITE
@@ -413,7 +414,10 @@ bad:
 
 static void fr_dtr(struct dm_target *ti)
 {
-	fr_free(ti->private);
+	struct dm_fr *fr = ti->private;
+
+	fr_fault_forget_data(fr);
+	fr_free(fr);
 }
 
 /*
@@ -450,9 +454,12 @@ static int fr_preresume(struct dm_target *ti)
 	if (fr->pm_ready)
 		return 0;
 	r = fr_init_pm(fr);
-	if (!r)
-		fr->pm_ready = true;
-	return r;
+	if (r)
+		return r;
+	fr->pm_ready = true;
+	fr_fault_set_data(fr, fr->cache.data,
+			  fr->cache.geo.chunk_shift + FR_SECTOR_SHIFT);
+	return 0;
 }
 
 static void fr_resume(struct dm_target *ti)
