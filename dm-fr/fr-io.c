@@ -129,6 +129,36 @@ static void fr_bio_payload(void *arg, void *pm_dst, u32 nr_sectors)
 }
 
 /*
+ * Copy sectors off..stop - 1 of one chunk into the bio at *iter, advancing
+ * it: those PM holds (held, from hit) from PM, the others skipped. Returns
+ * -EIO on a PM machine check, or if a held sector lies on known bad PM
+ * (never read: emulated PM would not even fail).
+ */
+static int fr_copy_chunk(struct bio *bio, struct bvec_iter *iter,
+			 const struct fr_hit *hit, u64 held, u32 off, u32 stop)
+{
+	u32 i = off, j;
+
+	if (held && hit->unreadable && (held & GENMASK_ULL(stop - 1, off)))
+		return -EIO;
+	while (i < stop) {
+		bool in_pm = held >> i & 1;
+
+		for (j = i + 1; j < stop && (held >> j & 1) == in_pm; j++)
+			;
+		if (!in_pm)
+			bio_advance_iter(bio, iter, (j - i) << SECTOR_SHIFT);
+		else if (fr_fault_pm_read(from_pchunk(hit->pchunk)) ||
+			 fr_bio_copy(bio, iter, (u8 *)hit->data +
+				     ((size_t)i << SECTOR_SHIFT),
+				     (size_t)(j - i) << SECTOR_SHIFT, false))
+			return -EIO;
+		i = j;
+	}
+	return 0;
+}
+
+/*
  * Overlay every sector of the bio that PM holds (all of them for a hit).
  * Returns -EIO on a PM machine check. Caller holds the range locks.
  */
@@ -148,38 +178,22 @@ static int fr_read_from_pm(struct dm_fr *fr, struct bio *bio)
 		u32 stop = off + min_t(u64, g->chunk_sectors - off, end - sector);
 		struct fr_hit hit;
 		u64 held = fr_lookup(&fr->cache, key, &hit) ? hit.sectors : 0;
-		u32 i = off, j;
 
-		/* Known bad PM: never read (emulated PM would not even fail). */
-		if (held && hit.unreadable &&
-		    (held & GENMASK_ULL(stop - 1, off)))
+		if (fr_copy_chunk(bio, &iter, &hit, held, off, stop))
 			return -EIO;
-
-		while (i < stop) {
-			bool in_pm = held >> i & 1;
-
-			for (j = i + 1; j < stop && (held >> j & 1) == in_pm; j++)
-				;
-			if (!in_pm)
-				bio_advance_iter(bio, &iter,
-						 (j - i) << SECTOR_SHIFT);
-			else if (fr_fault_pm_read(from_pchunk(hit.pchunk)) ||
-				 fr_bio_copy(bio, &iter, (u8 *)hit.data +
-					     ((size_t)i << SECTOR_SHIFT),
-					     (size_t)(j - i) << SECTOR_SHIFT,
-					     false))
-				return -EIO;
-			i = j;
-		}
 		sector += stop - off;
 	}
 	return 0;
 }
 
+static void fr_io_work(struct work_struct *work);
+
 static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
 			enum fr_io_kind kind)
 {
 	io->kind = kind;
+	/* Initialised here, not in fr_map: most bios are never queued. */
+	INIT_DELAYED_WORK(&io->work, fr_io_work);
 	queue_delayed_work(fr->io_wq, &io->work, 0);
 }
 
@@ -528,7 +542,9 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	u64 first, last, hits = 0, misses = 0;
 	bool any_held = false, all_held = true;
+	struct bvec_iter iter = bio->bi_iter;
 	struct fr_lockset ls;
+	int pm_error = 0;
 	u32 take;
 
 	fr_bio_chunks(fr, bio, &first, &last);
@@ -550,11 +566,19 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 			all_held = false;
 			misses++;
 		}
+		/*
+		 * While every chunk so far is held, copy it now: one lookup
+		 * per hit. If a later chunk is not, what was copied is
+		 * overwritten by the origin read (mixed read, fill or remap).
+		 */
+		if (all_held && !pm_error)
+			pm_error = fr_copy_chunk(bio, &iter, &hit, hit.sectors,
+						 off, off + cnt);
 		sector += cnt;
 	}
 
 	if (all_held) {
-		if (fr_read_from_pm(fr, bio))
+		if (pm_error)
 			fr_fail_pm(fr, bio);
 		fr_unlock_range(fr, &ls, false);
 		fr_stat_add(fr, read_hits, hits);
@@ -596,7 +620,6 @@ int fr_map(struct dm_target *ti, struct bio *bio)
 	io->fr = fr;
 	io->tries = 0;
 	io->fills = NULL;
-	INIT_DELAYED_WORK(&io->work, fr_io_work);
 	bio->bi_iter.bi_sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
 
 	/* Every acknowledged write is already durable: flushes are free. */

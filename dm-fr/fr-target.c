@@ -401,7 +401,14 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot set the maximum I/O size";
 		goto bad;
 	}
-	ti->num_flush_bios = 1;
+	/*
+	 * No flush bios: a write is durable when it is acknowledged, so the
+	 * device has no volatile write cache (fr_io_hints) and the block
+	 * layer completes an empty flush, and strips PREFLUSH and FUA from a
+	 * write, before device-mapper is entered. Every write that does not
+	 * go to PM is sent to the origin with REQ_FUA.
+	 */
+	ti->num_flush_bios = 0;
 	ti->num_discard_bios = 1;
 	ti->per_io_data_size = sizeof(struct fr_io);
 	ti->private = fr;
@@ -729,14 +736,33 @@ static int fr_iterate_devices(struct dm_target *ti,
 	return fn(ti, fr->origin, 0, ti->len, data);
 }
 
+/*
+ * What the device tells the file systems on top (docs/target-interface.md,
+ * "What the device reports"):
+ *  - a chunk is its physical block (up to a page) and its minimum I/O: a
+ *    write of part of a chunk merges the rest of it from PM;
+ *  - only whole chunks can be dropped from PM by a discard;
+ *  - from 6.11, no volatile write cache, no FUA and not rotational (on
+ *    older kernels a target with no flush bios has no write cache, and
+ *    rotational is set by the udev rule: the origin's would be inherited).
+ */
 static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 {
 	struct dm_fr *fr = ti->private;
 	unsigned int chunk_bytes = fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 
-	/* Only whole chunks can be dropped from PM. */
 	if (limits->discard_granularity < chunk_bytes)
 		limits->discard_granularity = chunk_bytes;
+	if (limits->physical_block_size < min_t(unsigned int, chunk_bytes,
+						PAGE_SIZE))
+		limits->physical_block_size = min_t(unsigned int, chunk_bytes,
+						    PAGE_SIZE);
+	if (limits->io_min < chunk_bytes)
+		limits->io_min = chunk_bytes;
+#ifdef BLK_FEAT_WRITE_CACHE
+	limits->features &= ~(BLK_FEAT_WRITE_CACHE | BLK_FEAT_FUA |
+			      BLK_FEAT_ROTATIONAL);
+#endif
 }
 
 static struct target_type fr_target = {

@@ -266,7 +266,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 	void *buf;
 	int n, fd;
 	bool blk;
-	dev_t rdev;
+	dev_t rdev, dmdev;
 
 	if (posix_memalign(&buf, 4096, 4096))
 		return FR_EXIT_OPERATIONAL;
@@ -352,7 +352,8 @@ static int create_device(const char *name, const char *pm, const char *origin,
 		       other, dm_uuid);
 		return FR_EXIT_OPERATIONAL;
 	}
-	if (dmw_create(name, dm_uuid, g.origin_sectors, FR_TARGET, params)) {
+	if (dmw_create(name, dm_uuid, g.origin_sectors, FR_TARGET, params,
+		       &dmdev)) {
 		if (!dmw_target_registered(FR_TARGET))
 			fr_err("creating %s failed: the kernel has no fr target (is dm-fr.ko installed? modprobe dm-fr)",
 			       name);
@@ -361,6 +362,10 @@ static int create_device(const char *name, const char *pm, const char *origin,
 			       name, params);
 		return FR_EXIT_OPERATIONAL;
 	}
+	n = dev_set_nonrot(dmdev);
+	if (n)
+		fr_warn("%s: cannot mark it not rotational (%s): file systems may tune themselves for a disk",
+			name, strerror(-n));
 	if (!quiet)
 		printf("%s: created (uuid %s, %llu sectors)\n", name, dm_uuid,
 		       (unsigned long long)g.origin_sectors);

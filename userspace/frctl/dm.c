@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/sysmacros.h>
 #include <libdevmapper.h>
 
 #include "sysdev.h"
@@ -208,9 +209,10 @@ bool dmw_target_registered(const char *target)
 }
 
 int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
-	       const char *target, const char *params)
+	       const char *target, const char *params, dev_t *rdev)
 {
 	struct dm_task *dmt = dm_task_create(DM_DEVICE_CREATE);
+	struct dm_info info = { 0 };
 	uint32_t cookie = 0;
 	int ok;
 
@@ -218,10 +220,13 @@ int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 		return -ENOMEM;
 	ok = dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, dm_uuid) &&
 	     dm_task_add_target(dmt, 0, len, target, params) &&
-	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt) &&
+	     dm_task_get_info(dmt, &info) && info.exists;
 	if (cookie)
 		(void)dm_udev_wait(cookie);
 	dm_task_destroy(dmt);
+	if (ok)
+		*rdev = makedev(info.major, info.minor);
 	return ok ? 0 : -EIO;
 }
 

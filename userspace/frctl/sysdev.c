@@ -130,6 +130,32 @@ bool dev_is_dax(dev_t rdev)
 	return v[0] == '1';
 }
 
+/*
+ * Mark a block device not rotational (queue/rotational = 0). Before Linux
+ * 6.11 a device-mapper target cannot say so itself, and a dm device inherits
+ * the flag from the devices it maps (for dm-fr, the origin), though its
+ * writes go to PM; file systems read the flag at mount (btrfs picks its ssd
+ * mode by it). The udev rule 11-dm-fr.rules does the same on every
+ * activation.
+ */
+int dev_set_nonrot(dev_t rdev)
+{
+	char p[96];
+	FILE *f;
+	int r = 0;
+
+	snprintf(p, sizeof(p), "/sys/dev/block/%u:%u/queue/rotational",
+		 major(rdev), minor(rdev));
+	f = fopen(p, "w");
+	if (!f)
+		return -errno;
+	if (fputs("0\n", f) < 0)
+		r = -EIO;
+	if (fclose(f) && !r)
+		r = -errno;
+	return r;
+}
+
 /* Read the first 4 KiB past the page cache when the device allows it. */
 int read_head(const char *path, void *buf, size_t len, uint64_t *size)
 {

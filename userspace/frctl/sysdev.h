@@ -23,6 +23,7 @@ int dev_size(int fd, const char *path, uint64_t *bytes, bool *blkdev,
 int dev_holder(dev_t rdev, char *name, size_t nlen, bool *is_fr);
 void dev_drop_cache(int fd);
 bool dev_is_dax(dev_t rdev);
+int dev_set_nonrot(dev_t rdev);
 int read_head(const char *path, void *buf, size_t len, uint64_t *size);
 
 /* libdevmapper, wrapped (dm.c). */
@@ -43,7 +44,7 @@ int dmw_message(const char *name, const char *msg);
 bool dmw_uuid_in_use(const char *dm_uuid, char *name, size_t nlen);
 bool dmw_target_registered(const char *target);
 int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
-	       const char *target, const char *params);
+	       const char *target, const char *params, dev_t *rdev);
 int dmw_remove(const char *name, bool retry);
 
 #endif /* FRCTL_SYSDEV_H */

@@ -297,3 +297,33 @@ fr_refused() {
 	log "$why: refused: $reason"
 	printf '%s\n' "$reason" | grep -Eq -- "$want" || fail "$why: the reason '$reason' does not match /$want/"
 }
+
+# ---------------------------------------------------------------- block tracing
+
+# bio_trace_start DEV: record every bio queued to DEV (the block_bio_queue
+# tracepoint, filtered by device) until bio_trace_stop.
+bio_trace_start() {
+	local t=/sys/kernel/tracing mm
+	[ -d $t/events/block ] || mount -t tracefs nodev $t 2>/dev/null ||
+		fail "cannot mount tracefs"
+	[ -d $t/events/block/block_bio_queue ] || fail "no block_bio_queue tracepoint"
+	mm=$(dev_majmin "$1")
+	echo 0 > $t/tracing_on
+	echo > $t/trace
+	echo "dev == $(( (${mm%:*} << 20) | ${mm#*:} ))" > $t/events/block/block_bio_queue/filter ||
+		fail "cannot filter block_bio_queue by $1"
+	echo 1 > $t/events/block/block_bio_queue/enable
+	echo 1 > $t/tracing_on
+}
+
+# bio_trace_stop: stop recording; print "RWBS SECTOR NR" for each bio queued
+# (RWBS as blktrace spells it: a leading F is a PREFLUSH, an F after W is
+# FUA, "FN" an empty flush).
+bio_trace_stop() {
+	local t=/sys/kernel/tracing
+	echo 0 > $t/tracing_on
+	echo 0 > $t/events/block/block_bio_queue/enable
+	echo 0 > $t/events/block/block_bio_queue/filter
+	sed -nE 's/.*block_bio_queue: [0-9]+,[0-9]+ ([A-Z]+) ([0-9]+) \+ ([0-9]+).*/\1 \2 \3/p' $t/trace
+	echo > $t/trace
+}
