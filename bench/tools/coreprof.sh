@@ -3,6 +3,8 @@
 # bench/tools/coreprof.sh DM_FR_SRC OUT.json [N]: build coreprof.c against the
 # protocol core in DM_FR_SRC, run it under callgrind and write the instructions
 # per operation of each phase (see coreprof.c) as JSON.  Needs valgrind.
+# Also builds it with -DCOREPROF_COUNT and adds what each operation stores to
+# PM (pm_costs_per_op: fences, tag stores, PM lines; no valgrind needed).
 set -eu
 src=$1 out=$2 n=${3:-10000}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -10,14 +12,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # (userspace builds of the core go through the shim in userspace/core)
 user=$here/../../userspace/core
-gcc -O2 -g -std=gnu11 -include "$user/fr-user.h" -I"$user" -I"$src" -o "$tmp/coreprof" \
-	"$here/coreprof.c" "$src/fr-core.c" "$src/fr-recover.c" "$src/fr-format.c" "$user/crc32c.c"
+for v in coreprof:-UCOREPROF_COUNT coreprof-count:-DCOREPROF_COUNT; do
+	gcc -O2 -g -std=gnu11 "${v#*:}" -include "$user/fr-user.h" -I"$user" -I"$src" \
+		-o "$tmp/${v%%:*}" "$here/coreprof.c" "$src/fr-core.c" "$src/fr-recover.c" \
+		"$src/fr-format.c" "$user/crc32c.c"
+done
 "$tmp/coreprof" "$n" > "$tmp/out.txt"
+"$tmp/coreprof-count" "$n" > "$tmp/count.txt"
 valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.out" "$tmp/coreprof" "$n" > /dev/null 2>&1
 callgrind_annotate --inclusive=yes "$tmp/cg.out" > "$tmp/ann.txt" 2>/dev/null
-python3 - "$tmp/ann.txt" "$tmp/out.txt" "$out" <<'PY'
+python3 - "$tmp/ann.txt" "$tmp/out.txt" "$out" "$tmp/count.txt" <<'PY'
 import json, re, sys
-ann, outp, dst = sys.argv[1:]
+ann, outp, dst, countp = sys.argv[1:]
 first = open(outp).readline()
 chunks, ops = map(int, re.findall(r"chunks (\d+), ops per phase (\d+)", first)[0])
 ir = {}
@@ -31,10 +37,34 @@ per = {"write_miss": ir["phase_write_miss"] / ops,
        "raw_4k_copy": ir["phase_raw_copy"] / ops,
        "writeback_per_chunk": ir["phase_writeback"] / ops,
        "recovery_per_chunk": ir["phase_recover"] / chunks}
+# "cost KIND ops=N units=U field=sum/min/max ...": per unit (an operation;
+# a chunk for writeback and recovery), and per batch for writeback.
+costs = {}
+for line in open(countp):
+    f = line.split()
+    if not f or f[0] != "cost":
+        continue
+    kv = dict(x.split("=") for x in f[2:])
+    units, nops = int(kv.pop("units")), int(kv.pop("ops"))
+    c = {"ops": nops, "per": "chunk" if f[1] in ("writeback", "recovery") else "op"}
+    for k, v in kv.items():
+        s, lo, hi = map(int, v.split("/"))
+        c[k] = round(s / units, 4) if units else 0
+        if f[1] == "writeback":
+            c[k + "_per_batch"] = [lo, hi]
+        elif lo != hi:
+            c[k + "_range"] = [lo, hi]
+    costs[f[1]] = c
 json.dump({"instructions_per_op": {k: round(v) for k, v in per.items()},
+           "pm_costs_per_op": costs,
            "ops": ops, "pm_chunks": chunks,
            "note": "callgrind Ir, userspace build of dm-fr/fr-core.c with plain-memory "
                    "fr_pm_* primitives (bench/tools/coreprof.c); raw_4k_copy is the copy "
-                   "alone, what raw PM does per 4 KiB write"}, open(dst, "w"), indent=1)
+                   "alone, what raw PM does per 4 KiB write; pm_costs_per_op from the "
+                   "-DCOREPROF_COUNT build: fences (fr_pm_fence), store8 (8-byte tag "
+                   "stores), lines (distinct 64-byte PM lines stored to), line_writes "
+                   "(distinct lines per fence epoch), bytes stored; per chunk for "
+                   "writeback (64-chunk batches) and recovery (of the whole image)"},
+          open(dst, "w"), indent=1)
 print(json.dumps(per))
 PY
