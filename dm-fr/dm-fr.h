@@ -201,9 +201,8 @@ struct dm_fr {
 	/* Physical pages of the PM, so no other target maps them too. */
 	unsigned long pm_pfn, pm_pages;
 
+	/* Its bitmaps are allocated (zeroed) in the constructor. */
 	struct fr_cache cache;
-	unsigned long *valid_bits;
-	unsigned long *dirty_bits;
 	struct fr_stripe *stripes;
 	struct {
 		struct lockdep_map dep_map;

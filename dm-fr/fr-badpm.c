@@ -372,7 +372,7 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 			fr_lock_slots(fr, k, first, last, true);
 			if (k == FR_PAGE_DATA) {
 				ok = test_bit(first, fr->bad.chunks) &&
-				     !test_bit(first, fr->valid_bits) &&
+				     !test_bit(first, fr->cache.valid_bits) &&
 				     !test_bit(first >> 1, fr->bad.tag_slots);
 			} else {
 				for (s = first; s <= last && ok; s++)

@@ -175,9 +175,13 @@ int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g)
 {
 	u64 longs = fr_bitmap_longs(g);
 
-	fr->valid_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
-	fr->dirty_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
-	return fr->valid_bits && fr->dirty_bits ? 0 : -ENOMEM;
+	/*
+	 * The cache owns them from here on: status reads them (all clear)
+	 * before the first resume formats or recovers the PM.
+	 */
+	fr->cache.valid_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	fr->cache.dirty_bits = kvcalloc(longs, sizeof(long), GFP_KERNEL);
+	return fr->cache.valid_bits && fr->cache.dirty_bits ? 0 : -ENOMEM;
 }
 
 /*
@@ -301,7 +305,8 @@ int fr_init_pm(struct dm_fr *fr)
 	if (fr->fresh) {
 		fr->fmt.format_time = ktime_get_real_seconds();
 		r = fr_format_bad(&fr->cache, fr->pm_addr, fr->pm_bytes,
-				  &fr->fmt, fr->valid_bits, fr->dirty_bits,
+				  &fr->fmt, fr->cache.valid_bits,
+				  fr->cache.dirty_bits,
 				  &fr->bad, &why);
 		if (r) {
 			DMERR("%s: cannot format the PM: %s", name, why);
@@ -317,8 +322,6 @@ int fr_init_pm(struct dm_fr *fr)
 	scratch = kvcalloc(FR_RECOVERY_GROUPS, sizeof(*scratch), GFP_KERNEL);
 	if (!scratch)
 		return -ENOMEM;
-	fr->cache.valid_bits = fr->valid_bits;
-	fr->cache.dirty_bits = fr->dirty_bits;
 	r = fr_recover(&fr->cache, FR_RECOVER_APPLY, scratch,
 		       FR_RECOVERY_GROUPS, &rep, &why);
 	kvfree(scratch);

@@ -266,8 +266,8 @@ static void fr_free(struct dm_fr *fr)
 	free_percpu(fr->stats);
 	fr_fill_teardown(fr);
 	kvfree(fr->stripes);
-	kvfree(fr->valid_bits);
-	kvfree(fr->dirty_bits);
+	kvfree(fr->cache.valid_bits);
+	kvfree(fr->cache.dirty_bits);
 	fr_badpm_free(fr);
 	if (fr->pm_dev)
 		dm_put_device(fr->ti, fr->pm_dev);
