@@ -87,9 +87,8 @@ static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
  * With two foreign chunks (case 3-3), prefer a clean one, then the older.
  */
 static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
-			   fr_pchunk_t *victim)
+			   fr_slot_t s, fr_pchunk_t *victim)
 {
-	fr_slot_t s = fr_slot_of(&c->geo, key);
 	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1), v;
 	u64 c0, c1, cv;
 
@@ -179,6 +178,7 @@ struct write_op {
 	struct fr_cache *c;
 	u64 sector, end;		/* the sectors [sector, end) */
 	u64 first, last;		/* the origin chunks they cover */
+	u64 slot0;			/* first's slot; the others follow it */
 	u64 seq;
 	u8 flags;			/* of the new copies' commit words */
 	bool group;			/* a multi-chunk write */
@@ -189,9 +189,15 @@ struct write_op {
 	struct fr_write_result *res;
 };
 
+/*
+ * Chunk k's slot. A write lies within one region, whose chunks map to
+ * consecutive slots (mod nr_slots): computed once per write, not per use.
+ */
 static fr_slot_t write_slot(const struct write_op *w, u64 k)
 {
-	return fr_slot_of(&w->c->geo, to_ochunk(k));
+	u64 s = w->slot0 + (k - w->first);
+
+	return to_slot(s >= w->c->geo.nr_slots ? s - w->c->geo.nr_slots : s);
 }
 
 /* The sectors of chunk k that w writes: cnt of them from off on. */
@@ -259,7 +265,8 @@ static int write_plan(struct write_op *w)
 		}
 	}
 	for (k = w->first; k <= w->last; k++) {
-		enum plan p = plan_slot(w->c, to_ochunk(k), &victim);
+		enum plan p = plan_slot(w->c, to_ochunk(k), write_slot(w, k),
+					&victim);
 
 		if (p == PLAN_NEED_CLEAN) {
 			w->res->victim = victim;
@@ -277,7 +284,8 @@ static void write_evict(struct write_op *w)
 	u64 k;
 
 	for (k = w->first; k <= w->last; k++) {
-		if (plan_slot(w->c, to_ochunk(k), &victim) == PLAN_EVICT) {
+		if (plan_slot(w->c, to_ochunk(k), write_slot(w, k),
+			      &victim) == PLAN_EVICT) {
 			set_commit(w->c, victim, 0);
 			w->res->evictions++;
 		}
@@ -398,6 +406,7 @@ int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	w.last = (w.end - 1) >> g->chunk_shift;
 	if (w.first >> g->region_shift != w.last >> g->region_shift)
 		return -EINVAL;
+	w.slot0 = from_slot(fr_slot_of(g, to_ochunk(w.first)));
 
 	r = FR_STEP(write_plan, &w);
 	if (r)
@@ -415,9 +424,9 @@ int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	return 0;
 }
 
-bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
+static bool lookup_in_slot(const struct fr_cache *c, fr_ochunk_t key,
+			   fr_slot_t s, struct fr_hit *hit)
 {
-	fr_slot_t s = fr_slot_of(&c->geo, key);
 	unsigned int i;
 
 	if (fr_slot_tags_bad(c, s)) {
@@ -444,6 +453,11 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
 	return false;
 }
 
+bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
+{
+	return lookup_in_slot(c, key, fr_slot_of(&c->geo, key), hit);
+}
+
 int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	    void *arg)
 {
@@ -453,9 +467,10 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	struct fr_hit hit;
 	u64 mask, seq;
 
-	if (from_ochunk(key) >= g->origin_chunks || fr_lookup(c, key, &hit))
+	if (from_ochunk(key) >= g->origin_chunks ||
+	    lookup_in_slot(c, key, s, &hit))
 		return 0;
-	switch (plan_slot(c, key, &victim)) {
+	switch (plan_slot(c, key, s, &victim)) {
 	case PLAN_NEED_CLEAN:
 	case PLAN_BYPASS:
 		return 0;	/* never write back to make room for clean data */
@@ -482,13 +497,15 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 
 bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
 {
+	fr_slot_t s = fr_slot_of(&c->geo, key);
 	struct fr_hit hit;
 	fr_pchunk_t victim;
 	enum plan p;
 
-	if (from_ochunk(key) >= c->geo.origin_chunks || fr_lookup(c, key, &hit))
+	if (from_ochunk(key) >= c->geo.origin_chunks ||
+	    lookup_in_slot(c, key, s, &hit))
 		return false;
-	p = plan_slot(c, key, &victim);
+	p = plan_slot(c, key, s, &victim);
 	return p != PLAN_NEED_CLEAN && p != PLAN_BYPASS;
 }
 

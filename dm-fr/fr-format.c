@@ -31,6 +31,28 @@ u64 fr_layout_bytes(u32 chunk_sectors, u64 nr_chunks)
  * Check a geometry whose chunk_sectors, region_chunks, stride_slots,
  * nr_chunks and origin_sectors are set, and fill in the derived fields.
  */
+/*
+ * The reciprocal is computed by long division of 2^128 - 1 in 32-bit
+ * digits: nr_slots <= 2^32 keeps every partial dividend below 2^64.
+ */
+void fr_geometry_set_recip(struct fr_geometry *g)
+{
+	u64 q[4], rem = 0, d = g->nr_slots;
+	int i;
+
+	for (i = 3; i >= 0; i--) {
+		u64 cur = rem << 32 | 0xffffffffULL;
+
+		q[i] = cur / d;
+		rem = cur % d;
+	}
+	g->slots_recip[0] = q[1] << 32 | q[0];
+	g->slots_recip[1] = q[3] << 32 | q[2];
+	/* + 1, carried (it wraps to 0 for nr_slots = 1: x mod 1 = 0). */
+	if (!++g->slots_recip[0])
+		g->slots_recip[1]++;
+}
+
 static int geometry_derive(struct fr_geometry *g, const char **why)
 {
 	if (!is_power_of_2(g->chunk_sectors) ||
@@ -67,6 +89,7 @@ static int geometry_derive(struct fr_geometry *g, const char **why)
 	}
 	g->chunk_shift = ilog2(g->chunk_sectors);
 	g->region_shift = ilog2(g->region_chunks);
+	fr_geometry_set_recip(g);
 	g->origin_chunks = (g->origin_sectors + g->chunk_sectors - 1) >>
 			   g->chunk_shift;
 	if (g->origin_chunks - 1 > FR_MAX_KEY) {

@@ -127,7 +127,16 @@ struct fr_geometry {
 	u64 pm_bytes;
 	u64 origin_sectors;
 	u64 origin_chunks;		/* keys are 0 .. origin_chunks - 1 */
+	/*
+	 * floor((2^128 - 1) / nr_slots) + 1 (mod 2^128), as {low, high}:
+	 * fr_slot_of() takes remainders by nr_slots with multiplications
+	 * instead of a 64-bit division (fr_geometry_set_recip()).
+	 */
+	u64 slots_recip[2];
 };
+
+/* Set g->slots_recip from g->nr_slots (1 .. 2^32). */
+void fr_geometry_set_recip(struct fr_geometry *g);
 
 /* What the user chooses; zero fields take the defaults. */
 struct fr_format_params {

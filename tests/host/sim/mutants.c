@@ -95,7 +95,8 @@ static void mut_write_evict(struct write_op *w)
 		return;
 	}
 	for (k = w->first; k <= w->last; k++) {
-		if (plan_slot(w->c, to_ochunk(k), &victim) == PLAN_EVICT) {
+		if (plan_slot(w->c, to_ochunk(k), write_slot(w, k),
+			      &victim) == PLAN_EVICT) {
 			set_commit(w->c, victim, 0);
 			w->res->evictions++;
 		}

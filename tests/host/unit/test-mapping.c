@@ -19,6 +19,7 @@ static struct fr_geometry geo(u64 nr_slots, u32 region, u64 stride,
 	g.nr_chunks = 2 * nr_slots;
 	g.origin_sectors = origin_sectors;
 	g.origin_chunks = (origin_sectors + 7) >> 3;
+	fr_geometry_set_recip(&g);
 	return g;
 }
 
@@ -55,6 +56,81 @@ TEST(slot_of_region_stride_arithmetic)
 
 		for (k = 0; k < 8; k++)
 			CHECK_EQ(from_slot(fr_slot_of(&g, to_ochunk(k))), want[k]);
+	}
+}
+
+/* fr_mod_slots() is x % nr_slots for every x, at the edges and at random. */
+TEST(mod_slots_matches_division)
+{
+	static const u64 ns[] = {
+		1, 2, 3, 5, 7, 1000, 4063, 65537, 0x7fffffffULL, 0xfffffffbULL,
+		0xffffffffULL, 1ULL << 32,
+	};
+	static const u64 xs[] = {
+		0, 1, 2, 0xffffffffULL, 1ULL << 32, (1ULL << 32) + 1,
+		0x7fffffffffffffffULL, 0xfffffffffffffffeULL, ~0ULL,
+	};
+	u64 rng = 0x9e3779b97f4a7c15ULL;
+	unsigned int i, j;
+
+	for (i = 0; i < ARRAY_LEN(ns) + 200; i++) {
+		struct fr_geometry g;
+		u64 n;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		n = i < ARRAY_LEN(ns) ? ns[i] : (rng >> 32) + 1;
+		memset(&g, 0, sizeof(g));
+		g.nr_slots = n;
+		fr_geometry_set_recip(&g);
+		for (j = 0; j < ARRAY_LEN(xs); j++) {
+			CHECK_EQ(fr_mod_slots(&g, xs[j]), xs[j] % n);
+			CHECK_EQ(fr_mod_slots(&g, xs[j] % n), xs[j] % n);
+			CHECK_EQ(fr_mod_slots(&g, n * 0xfffffffULL - 1 + j),
+				 (n * 0xfffffffULL - 1 + j) % n);
+		}
+		for (j = 0; j < 2000; j++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			CHECK_EQ(fr_mod_slots(&g, rng), rng % n);
+			CHECK_EQ(fr_mod_slots(&g, rng >> (j % 64)),
+				 (rng >> (j % 64)) % n);
+		}
+	}
+}
+
+/* fr_slot_of() against the plain formula, over random geometries and keys. */
+TEST(slot_of_random_geometries)
+{
+	u64 rng = 0x2545f4914f6cdd1dULL;
+	unsigned int i, j;
+
+	for (i = 0; i < 300; i++) {
+		struct fr_geometry g;
+		u64 slots;
+		u32 region;
+
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		slots = (rng >> 32) % (FR_MAX_SLOTS - 1) + 1;
+		region = 1U << (rng % 11);
+		if (region > slots)
+			region = 1;
+		g = geo(slots, region, slots > 1 ? (rng >> 8) % (slots - 1) + 1 : 1,
+			(FR_MAX_KEY + 1) << 3);
+		for (j = 0; j < 500; j++) {
+			u64 k;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			k = rng & FR_MAX_KEY;
+			CHECK_EQ(from_slot(fr_slot_of(&g, to_ochunk(k))),
+				 ref_slot(&g, k));
+		}
 	}
 }
 
