@@ -11,25 +11,36 @@
 #   frd0    dm-fr with writeback_defer 0 (First Responder's writeback every
 #           period, busy or not): a diagnostic, to show what deferring it buys
 #   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
-#   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; dml, dm-linear
-#   over the PM)
+#   0; fr-pN, writeback_period N; fr-dN, writeback_defer N)
+#   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
 #   pmfs    (file systems) the file system on /dev/pmem0, no DAX: the limit
 #   dax     (ext4) ext4 -o dax on /dev/pmem0
 # Every configuration is created fresh for each run and removed after it, and
 # each workload runs its configurations interleaved (rotated each repetition)
-# BENCH_REPS times.  Every run is verified: block runs read their whole region
-# back and check each block's crc32c header, then a short write+verify run of
-# the same shape catches lost or stale writes; file-system runs check every
-# file after a remount, then unmount and fsck.
+# BENCH_REPS times (the headline workloads BENCH_HEADLINE_REPS times).  Every
+# run is verified: block runs read their whole region back and check each
+# block's crc32c header, then a short write+verify run of the same shape
+# catches lost or stale writes; file-system runs check every file after a
+# remount, then unmount and fsck.
 #
 # Results: OUTDIR/runs.jsonl (one JSON object per measured run), OUTDIR/fio/
 # (fio's JSON output), OUTDIR/log/ (verification logs), OUTDIR/meta.json.
 #
+# Every run also records the device's queue flags (queue_* in runs.jsonl).
+#
 # Environment: FR_KO (dm-fr.ko), BENCH_VARMAIL (the varmail binary),
-# BENCH_REPS (3), BENCH_RUNTIME (s, block runs, 3), BENCH_FS_RUNTIME (s, 3),
-# BENCH_SETS (default "block load fs fsext fsbig"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_REPS (3), BENCH_HEADLINE_REPS (5: qd1_fsync, 2j_fsync and the
+# file-system varmail job, dm-fr and the FS on raw PM), BENCH_RUNTIME (s, block
+# runs, 2), BENCH_HEADLINE_RUNTIME (s, qd1_fsync and 2j_fsync, 4),
+# BENCH_FS_RUNTIME (s, the least a varmail run lasts, 2), BENCH_FS_FSYNCS
+# (varmail: fsyncs a run does at least, 3000), BENCH_FS_MAX_RUNTIME (s, the
+# most a varmail or oltp run lasts, 20), BENCH_OLTP_IO_SIZE (oltp: bytes of
+# 4 KiB writes + fdatasync per job, 8m), BENCH_FS_WC (the file systems that
+# also run dm-writecache, ext4), BENCH_OLTP_FS (the file systems that run the
+# oltp job, "ext4 xfs": on Btrfs it takes 10-20 s a run),
+# BENCH_SETS (default "block load fs fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
 # (the block workloads to run; default all).
@@ -39,12 +50,20 @@ OUT=${1:?usage: bench.sh OUTDIR}
 TOP=${FR_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 JOBS=$TOP/bench/jobs
 REPS=${BENCH_REPS:-3}
+HREPS=${BENCH_HEADLINE_REPS:-5}
 RT=${BENCH_RUNTIME:-2}
+HRT=${BENCH_HEADLINE_RUNTIME:-4}
 FSRT=${BENCH_FS_RUNTIME:-2}
-SETS=${BENCH_SETS:-block load fs fsext fsbig}
+FSYNCS=${BENCH_FS_FSYNCS:-3000}
+FSMAXRT=${BENCH_FS_MAX_RUNTIME:-20}
+OLTP_IO_SIZE=${BENCH_OLTP_IO_SIZE:-8m}
+FSWC=${BENCH_FS_WC-ext4}
+HEADLINE_BLOCK="qd1_fsync 2j_fsync"
+SETS=${BENCH_SETS:-block load fs fsbig}
+OLTPFS=${BENCH_OLTP_FS-ext4 xfs}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
-MIXFS=${BENCH_MIX_FS:-ext4}
-STREAMFS=${BENCH_STREAM_FS:-ext4}
+MIXFS=${BENCH_MIX_FS-ext4}	# (empty: none)
+STREAMFS=${BENCH_STREAM_FS-ext4}
 VARMAIL=${BENCH_VARMAIL:-$TOP/tests/out/bench/bin/varmail}
 FR_KO=${FR_KO:-$TOP/dm-fr/dm-fr.ko}
 FIO_TIMEOUT=300
@@ -99,6 +118,9 @@ linear() { # NAME DEV START_MIB LEN_MIB -> /dev/dm-N
 jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg origin_bytes "$ORIGIN_BYTES" \
 	--arg cpus "$(nproc)" --arg mem_kb "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" \
 	--arg fio "$(fio --version)" --arg reps "$REPS" --arg runtime "$RT" --arg fs_runtime "$FSRT" \
+	--arg headline_reps "$HREPS" --arg headline_runtime "$HRT" --arg fs_fsyncs "$FSYNCS" \
+	--arg fs_max_runtime "$FSMAXRT" --arg oltp_io_size "$OLTP_IO_SIZE" --arg fs_wc "$FSWC" \
+	--arg oltp_fs "$OLTPFS" \
 	--arg sets "$SETS" --arg fr_srcversion "$(modinfo -F srcversion "$FR_KO")" \
 	--arg cpu_flags "$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'clwb\|clflushopt' | tr '\n' ' ')" \
 	'$ARGS.named' > "$OUT/meta.json"
@@ -111,8 +133,35 @@ log "PM touched"
 
 # ------------------------------------------------------------------ configs
 
+# apply_udev_hints DEV: stands in for dm-fr's udev rule (udev/11-dm-fr.rules),
+# which the guest's udev, stopped above, does not run: a dm-fr device is not
+# rotational (writes land on PM), where a dm device otherwise inherits
+# "rotational" from its origin (the virtio disk here: 1) and raw PM says 0.
+# btrfs picks its ssd mode by it.  Applied alike to every dm configuration
+# (fr*, wc, dml), right after the table load (a table load resets it), so that
+# none of them differs from another or from raw PM by it.
+apply_udev_hints() {
+	local b=${1##*/}	# /dev/dm-N (dmdev)
+	echo 0 > "/sys/block/$b/queue/rotational" || die "cannot set $b rotational"
+}
+
+# qflags DEV: sets QARGS to rec's KEY VALUE words for the device's flags as the
+# block layer reports them (queue_dev dm-3 queue_write_cache "write back" ...).
+# Shell builtins only: a fork costs tens of ms under TCG.
+QFLAGS="write_cache fua rotational logical_block_size physical_block_size minimum_io_size optimal_io_size"
+qflags() {
+	local b=${1##*/} f v	# /dev/dm-N, /dev/pmem0, /dev/vdX: no links
+	QARGS=(queue_dev "$b")
+	for f in $QFLAGS; do
+		v='?'
+		read -r v < "/sys/block/$b/queue/$f" 2>/dev/null
+		QARGS+=("queue_$f" "$v")
+	done
+}
+
 # mkcfg CFG PMDEV ORIGDEV LEN_SECTORS [fr options...]: create the configuration;
-# sets DEV (the device to test) and DMNAME (the dm device, or empty).
+# sets DEV (the device to test), DMNAME (the dm device, or empty) and QARGS
+# (its queue flags, qflags).
 mkcfg() {
 	local cfg=$1 pm=$2 orig=$3 len=$4
 	shift 4
@@ -124,6 +173,7 @@ mkcfg() {
 		DMNAME=bdml
 		$DMS create bdml --table "0 $(blockdev --getsz "$pm") linear $pm 0" || return 1
 		DEV=$(dmdev bdml)
+		apply_udev_hints "$DEV"
 		;;
 	fr|frwb0|frd0|fr-p*|fr-d*)
 		local opts=(fresh "$@")
@@ -136,15 +186,18 @@ mkcfg() {
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
 		DEV=$(dmdev bfr)
+		apply_udev_hints "$DEV"
 		;;
 	wc)
 		zero_head "$pm"
 		DMNAME=bwc
 		$DMS create bwc --table "0 $len writecache p $orig $pm 4096 0" || return 1
 		DEV=$(dmdev bwc)
+		apply_udev_hints "$DEV"
 		;;
 	*) return 1 ;;
 	esac
+	qflags "$DEV"
 }
 
 rmcfg() { [ -z "$DMNAME" ] || dm_gone "$DMNAME"; DMNAME=; }
@@ -206,8 +259,12 @@ bad_dump() {
 	if [ -n "$off" ]; then
 		local o=${off%%,*} l=${off##*,}
 		echo "the first failed request ($l bytes at $o), read again whole and by 4 KiB:"
-		dd if="$2" bs="$l" skip=$((o / l)) count=1 iflag=direct status=none | sha256sum
-		dd if="$2" bs=4096 skip=$((o / 4096)) count=$((l / 4096)) iflag=direct status=none | sha256sum
+		local w q
+		w=$(dd if="$2" bs="$l" skip="$o" count=1 iflag=direct,skip_bytes status=none | sha256sum)
+		q=$(dd if="$2" bs=4096 skip="$o" count=$((l / 4096)) iflag=direct,skip_bytes status=none | sha256sum)
+		printf '%s\n%s\n' "$w" "$q"
+		# Nothing writes meanwhile: the two must be equal.
+		[ "$w" = "$q" ] || echo "SPLIT-READ MISMATCH: one $l-byte read differs from its 4 KiB reads"
 	fi
 	[ -n "$DMNAME" ] && $DMS status "$DMNAME"
 }
@@ -255,6 +312,7 @@ blk_run() {
 	local wl=$1 job=$2 cfg=$3 rep=$4 pm=$5 id="blk-$1-$3-$4" verify=ok why= s0= s1 t0 t1
 	STEPS= LAP=$(now_ms)
 	export BENCH_DEV BENCH_RUNTIME=$RT
+	case " $HEADLINE_BLOCK " in *" $wl "*) BENCH_RUNTIME=$HRT ;; esac
 	case $wl in
 	readmostly) [ $cfg = raw ] && prefill $PM 256 64 ;;
 	randread|overflow_*|halfpm) ;;
@@ -293,22 +351,24 @@ blk_run() {
 	   [ "$(sed -n '/^{/,$p' "$OUT/fio/$id.json" | jq '[.jobs[].error] | add' 2>/dev/null)" != 0 ]; then
 		verify=FAIL why="$why check"
 		bad_dump "$OUT/log/$id.stderr" "$DEV" > "$OUT/log/$id-baddump.txt" 2>&1
+		grep -q '^SPLIT-READ MISMATCH' "$OUT/log/$id-baddump.txt" &&
+			why="$why (a multi-block read returned other data than the same blocks read one by one)"
 	fi
 	rmcfg
 	lap remove
 	rec set block workload "$wl" config "$cfg" rep "$rep" fio "fio/$id.json" \
-		status_before "$s0" status_after "$s1" wall_ns $((t1 - t0)) \
-		verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS"
+		status_before "$s0" status_after "$s1" wall_ns $((t1 - t0)) runtime "$BENCH_RUNTIME" \
+		verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	log "$wl $cfg rep $rep: $(sed -n '/^{/,$p' "$OUT/fio/$id.json" |
 		jq -r '[.jobs[0].write.iops, .jobs[0].read.iops] | map(floor) | join(" w/r ")' 2>/dev/null) IOPS, verify $verify${why:+:$why};$STEPS"
 }
 
 # Block workloads: NAME JOBFILE CONFIGS...
 BLOCK_SPECS=(
-	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc frd0}"
-	"2j_fsync randwrite-fsync-2j raw fr wc"
+	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc dml}"
+	"2j_fsync randwrite-fsync-2j raw fr wc dml"
 	"odirect randwrite-odirect raw fr wc"
-	"randread randread-cached raw fr wc"
+	"randread randread-cached raw fr wc dml"
 	"readmostly readmostly-zipf raw fr wc origin"
 	"halfpm halfpm-randwrite fr"
 )
@@ -320,7 +380,7 @@ OVERFLOW_SPECS=(
 BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly halfpm overflow_seq overflow_rand}
 
 block_set() {
-	local rep wl job spec slice
+	local rep wl job spec slice nrep
 	log "prefill the origin areas the checks read"
 	prefill "$ORIGIN" 0 64
 	prefill "$ORIGIN" 256 64
@@ -332,7 +392,9 @@ block_set() {
 		case " $BLOCK_WL " in *" $wl "*) ;; *) continue ;; esac
 		local pm=$PM
 		case $wl in overflow_*) pm=$slice ;; esac
-		for rep in $(seq 1 "$REPS"); do
+		nrep=$REPS
+		case " $HEADLINE_BLOCK " in *" $wl "*) nrep=$HREPS ;; esac
+		for rep in $(seq 1 "$nrep"); do
 			for cfg in $(rotate $((rep - 1)) "$@"); do
 				blk_run "$wl" "$job" "$cfg" "$rep" "$pm"
 			done
@@ -380,7 +442,7 @@ fs_run() {
 	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 mopt= base="fs-$fs-$cfg-$rep"
 	local -A res
 	local preps=() checks=()
-	export BENCH_DIR=$MNT/d BENCH_RUNTIME=$FSRT
+	export BENCH_DIR=$MNT/d BENCH_RUNTIME=$FSRT BENCH_FS_MAX_RUNTIME=$FSMAXRT BENCH_OLTP_IO_SIZE=$OLTP_IO_SIZE
 	[ $cfg = dax ] && mopt="-o dax"
 	STEPS= LAP=$(now_ms)
 	if ! mkcfg "$cfg" "$pm" "$orig" "$len"; then
@@ -420,7 +482,9 @@ fs_run() {
 		t0=$(date +%s%N)
 		case $j in
 		varmail)
+			# At least FSRT s and FSYNCS fsyncs, at most FSMAXRT s.
 			timeout $FIO_TIMEOUT "$VARMAIL" run $MNT/d/varmail "$OUT/log/$id.state" "$FSRT" 2 200 \
+				"$FSYNCS" "$FSMAXRT" \
 				> "$OUT/fio/$id.json" 2> "$OUT/log/$id.stderr" ||
 				{ verify=FAIL why="$why varmail"; } ;;
 		mix) fio_json "$id" "$(jobfile_of $j)" "" || { verify=FAIL why="$why mix(rc)"; } ;;
@@ -462,24 +526,36 @@ fs_run() {
 		IFS='|' read -r s0 s1 t0 <<< "${res[$j]:-||0}"
 		rec set fs fs "$fs" config "$cfg" rep "$rep" job "$j" fio "fio/$base-$j.json" \
 			status_before "$s0" status_after "$s1" wall_ns "$t0" \
-			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS"
+			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	done
 	rmcfg
 	log "fs $fs $cfg rep $rep: verify $verify${why:+:$why};$STEPS"
 }
 
-# The fsync-heavy jobs (varmail-like, OLTP-like: the headline file-system
-# ratios) on every file system, followed in the same mount by the streaming
-# job and the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS).
+# The fsync-heavy jobs (varmail-like: the headline file-system ratios;
+# OLTP-like) on every file system, followed in the same mount by the streaming
+# job and the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS).  The
+# first BENCH_REPS repetitions run every job on every configuration
+# (dm-writecache only on BENCH_FS_WC, for time); the repetitions after them,
+# up to BENCH_HEADLINE_REPS, run the varmail job alone on the FS on raw PM and
+# on dm-fr (the headline ratio's two sides).
 fs_set() {
-	local rep fs cfg orfs jobs
+	local rep fs cfg cfgs orfs jobs nrep=$REPS
+	[ "$HREPS" -gt "$nrep" ] && nrep=$HREPS
 	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
-	for rep in $(seq 1 "$REPS"); do
+	for rep in $(seq 1 "$nrep"); do
 		for fs in $FSLIST; do
-			jobs="varmail oltp"
-			case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
-			case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
-			for cfg in $(rotate $((rep - 1)) pmfs fr wc origin); do
+			if [ "$rep" -le "$REPS" ]; then
+				jobs=varmail
+				case " $OLTPFS " in *" $fs "*) jobs="$jobs oltp" ;; esac
+				case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
+				case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
+				cfgs="pmfs fr origin"
+				case " $FSWC " in *" $fs "*) cfgs="pmfs fr wc origin" ;; esac
+			else
+				jobs=varmail cfgs="pmfs fr"
+			fi
+			for cfg in $(rotate $((rep - 1)) $cfgs); do
 				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
 			done
 		done

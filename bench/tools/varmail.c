@@ -4,11 +4,13 @@
  * "varmail" personality (a mail server: create, append, fsync, read whole
  * files, delete), with every byte it reads checked.
  *
- *   varmail run   DIR STATE SECONDS [THREADS [FILES]]
+ *   varmail run   DIR STATE SECONDS [THREADS [FILES [MIN_FSYNCS [MAX_SECONDS]]]]
  *   varmail check DIR STATE
  *
  * run: populate DIR with FILES files (default 400) of 16 KiB, then for
- * SECONDS seconds let THREADS threads (default 2) loop over:
+ * SECONDS seconds, and on until MIN_FSYNCS fsyncs were done in all (default
+ * 0) but not past MAX_SECONDS (default: no limit), let THREADS threads
+ * (default 2) loop over:
  *   1. delete a file and create it again: 16 KiB in four 4 KiB appends, fsync;
  *   2. open another file, read it whole (checked), append 4 KiB, fsync;
  *   3. open a third file and read it whole (checked).
@@ -100,7 +102,7 @@ static int timed_fsync(struct thread_ctx *t, int fd)
 	int r = fsync(fd);
 
 	note_lat(t->fsync_lat, &t->nfsync_lat, now_ns() - t0);
-	t->fsyncs++;
+	__atomic_fetch_add(&t->fsyncs, 1, __ATOMIC_RELAXED);	/* read by main() */
 	return r;
 }
 
@@ -318,8 +320,8 @@ int main(int argc, char **argv)
 	struct thread_ctx *ts;
 	uint64_t ops = 0, fsyncs = 0, errors = 0, rd = 0, wr = 0, nf = 0, no = 0;
 	uint32_t *allf, *allo;
-	double secs, elapsed;
-	uint64_t t0;
+	double secs, elapsed, max_secs = 0;
+	uint64_t t0, min_fsyncs = 0;
 
 	if (argc >= 4 && !strcmp(argv[1], "check")) {
 		dir = argv[2];
@@ -333,7 +335,7 @@ int main(int argc, char **argv)
 		return errors ? 1 : 0;
 	}
 	if (argc < 5 || strcmp(argv[1], "run")) {
-		fprintf(stderr, "usage: varmail run DIR STATE SECONDS [THREADS [FILES]]\n"
+		fprintf(stderr, "usage: varmail run DIR STATE SECONDS [THREADS [FILES [MIN_FSYNCS [MAX_SECONDS]]]]\n"
 				"       varmail check DIR STATE\n");
 		return 2;
 	}
@@ -343,6 +345,10 @@ int main(int argc, char **argv)
 		nthreads = atoi(argv[5]);
 	if (argc > 6)
 		nfiles = atoi(argv[6]);
+	if (argc > 7)
+		min_fsyncs = strtoull(argv[7], NULL, 0);
+	if (argc > 8)
+		max_secs = atof(argv[8]);
 	if (nthreads < 1 || nfiles < nthreads * 3)
 		return 2;
 	files = calloc(nfiles, sizeof(*files));
@@ -367,8 +373,16 @@ int main(int argc, char **argv)
 	t0 = now_ns();
 	for (int i = 0; i < nthreads; i++)
 		pthread_create(&ts[i].th, NULL, worker, &ts[i]);
-	while ((now_ns() - t0) / 1e9 < secs)
+	for (;;) {
+		double e = (now_ns() - t0) / 1e9;
+		uint64_t n = 0;
+
+		for (int i = 0; i < nthreads; i++)
+			n += __atomic_load_n(&ts[i].fsyncs, __ATOMIC_RELAXED);
+		if (e >= secs && (n >= min_fsyncs || (max_secs > 0 && e >= max_secs)))
+			break;
 		usleep(10000);
+	}
 	stop = 1;
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(ts[i].th, NULL);
