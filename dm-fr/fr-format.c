@@ -28,10 +28,6 @@ u64 fr_layout_bytes(u32 chunk_sectors, u64 nr_chunks)
 }
 
 /*
- * Check a geometry whose chunk_sectors, region_chunks, stride_slots,
- * nr_chunks and origin_sectors are set, and fill in the derived fields.
- */
-/*
  * The reciprocal is computed by long division of 2^128 - 1 in 32-bit
  * digits: nr_slots <= 2^32 keeps every partial dividend below 2^64.
  */
@@ -53,6 +49,10 @@ void fr_geometry_set_recip(struct fr_geometry *g)
 		g->slots_recip[1]++;
 }
 
+/*
+ * Check a geometry whose chunk_sectors, region_chunks, stride_slots,
+ * nr_chunks and origin_sectors are set, and fill in the derived fields.
+ */
 static int geometry_derive(struct fr_geometry *g, const char **why)
 {
 	if (!is_power_of_2(g->chunk_sectors) ||
