@@ -751,6 +751,8 @@ static int cmd_verify(int argc, char **argv)
 			if (o->kind == 'X') {
 				cand_add(cc, KEY_ZERO);
 				cc->disc = 1;
+				/* This discard explains zeros: they are no flip. */
+				cc->was_disc = 0;
 				if (o->acked)
 					cc->req = -1;
 			} else if (o->acked) {
