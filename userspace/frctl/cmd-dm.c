@@ -362,7 +362,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 			       name, params);
 		return FR_EXIT_OPERATIONAL;
 	}
-	n = dev_set_nonrot(dmdev);
+	n = dmdev ? dev_set_nonrot(dmdev) : -ENODEV;
 	if (n)
 		fr_warn("%s: cannot mark it not rotational (%s): file systems may tune themselves for a disk",
 			name, strerror(-n));

@@ -220,13 +220,13 @@ int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 		return -ENOMEM;
 	ok = dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, dm_uuid) &&
 	     dm_task_add_target(dmt, 0, len, target, params) &&
-	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt) &&
-	     dm_task_get_info(dmt, &info) && info.exists;
+	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	/* The device exists even if its number cannot be had: rdev 0 then. */
+	*rdev = ok && dm_task_get_info(dmt, &info) && info.exists ?
+		makedev(info.major, info.minor) : 0;
 	if (cookie)
 		(void)dm_udev_wait(cookie);
 	dm_task_destroy(dmt);
-	if (ok)
-		*rdev = makedev(info.major, info.minor);
 	return ok ? 0 : -EIO;
 }
 
