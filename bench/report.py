@@ -35,6 +35,7 @@ CONFIG_NAMES = {
     "raw": "raw PM (/dev/pmem0, O_DIRECT)",
     "fr": "dm-fr",
     "frd0": "dm-fr, writeback_defer 0 (FR's every-period writeback; diagnostic)",
+    "frwb0": "dm-fr, writeback_period 0 (watermark writeback only; diagnostic)",
     "dml": "dm-linear over the PM (the floor of any dm target)",
     "wc": "dm-writecache (pmem, 4 KiB)",
     "origin": "bare origin",
@@ -78,6 +79,10 @@ CEILINGS = {
     "fsync_fs_vs_origin": ("fsync_fs_raw_pm_fs_vs_origin",
                            "FS on raw PM vs FS on the origin (same FS)"),
 }
+for _fs in ("ext4", "xfs", "btrfs"):
+    CEILINGS[f"fsync_fs_{_fs}_vs_raw_pm_fs"] = (
+        f"fs_{_fs}_varmail_dm_linear_vs_raw_pm_fs",
+        "the FS on dm-linear over PM vs on raw PM")
 
 # A ratio's spread is "ok" when every per-repetition value lies within this of
 # its median: +-0.05 for a ratio up to 1, +-5 % of the median above.
@@ -403,6 +408,10 @@ def main():
                 # The headline: the fsync-heavy job on dm-fr vs the same FS on
                 # raw PM, for each file system.
                 put(f"fsync_fs_{fs}_vs_raw_pm_fs", a, "varmail-like job")
+                put(f"fs_{fs}_varmail_dm_linear_vs_raw_pm_fs",
+                    paired_ratio(perf, "fs", job, "dml", "pmfs", fs))
+                put(f"fs_{fs}_varmail_fr_vs_dm_linear",
+                    paired_ratio(perf, "fs", job, "fr", "dml", fs))
                 ceil = paired_ratio(perf, "fs", job, "pmfs", "origin", fs)
                 put(f"ref_fs_{fs}_varmail_raw_pm_fs_vs_origin", ceil)
                 if b and b[0] is not None and (worst_or is None or b[0] < worst_or[1][0]):
@@ -502,7 +511,7 @@ def main():
         tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "dml", "fr", "frd0", "wc", "origin"])
     for fs in fss:
         for job, _, _ in FS_JOBS:
-            t = cfg_table("fs", job, ["pmfs", "dax", "fr", "wc", "origin"], fs)
+            t = cfg_table("fs", job, ["pmfs", "dax", "dml", "fr", "frwb0", "wc", "origin"], fs)
             if t:
                 tables[f"fs/{fs}/{job}"] = t
 
@@ -519,7 +528,7 @@ def main():
         f["devs"].add(r["queue_dev"].rstrip("0123456789") + "N" if r["queue_dev"].startswith("dm-")
                       else r["queue_dev"])
         f["where"].add(r["set"] if r["set"] == "block" else f'fs {r["fs"]}')
-    cfg_order = ["raw", "pmfs", "dax", "dml", "fr", "frd0", "wc", "origin"]
+    cfg_order = ["raw", "pmfs", "dax", "dml", "fr", "frd0", "frwb0", "wc", "origin"]
     flag_rows = sorted(flags.values(), key=lambda f: (cfg_order.index(f["config"])
                                                       if f["config"] in cfg_order else 99,
                                                       f["config"], sorted(f["where"])))

@@ -252,6 +252,7 @@ struct dm_fr {
 	struct fr_stage wb_stage;
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
+	atomic_t wb_asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
 	unsigned int wb_backoff_ms;
 	/* Deferral (writeback_work): what the last tick saw, and when. */
 	u64 wb_seen_writes, wb_seen_forced;
@@ -335,6 +336,19 @@ void fr_writeback_teardown(struct dm_fr *fr);
 void fr_writeback_start(struct dm_fr *fr);
 void fr_writeback_stop(struct dm_fr *fr);
 void fr_writeback_kick(struct dm_fr *fr);
+void fr_writeback_wake(struct dm_fr *fr);
+
+/*
+ * After a write that dirtied PM chunks, before its bio completes: wake the
+ * writeback worker if it sleeps.
+ */
+static inline void fr_writeback_note_dirty(struct dm_fr *fr)
+{
+	/* Dirty bits before wb_asleep; pairs with wb_try_sleep(). */
+	smp_mb();
+	if (unlikely(atomic_read(&fr->wb_asleep)))
+		fr_writeback_wake(fr);
+}
 int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim);

@@ -291,6 +291,7 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	} else {
 		fr_stat_add(fr, write_hits, res.hits);
 		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+		fr_writeback_note_dirty(fr);
 	}
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
@@ -376,6 +377,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 	} else {
 		fr_stat_add(fr, write_hits, res.hits);
 		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+		fr_writeback_note_dirty(fr);
 	}
 	bio_endio(bio);
 }

@@ -451,6 +451,53 @@ static bool wb_over_high_watermark(struct dm_fr *fr, unsigned int period)
 	return dirty_percent(fr) >= READ_ONCE(fr->high_watermark);
 }
 
+/* The worker's period, and the delay of its first tick after a wake. */
+static unsigned int wb_tick_ms(struct dm_fr *fr)
+{
+	unsigned int period = READ_ONCE(fr->writeback_period_ms);
+
+	return period ? period : FR_WB_POLL_MS;
+}
+
+/*
+ * Stop ticking if nothing is dirty and no write came for FR_WB_IDLE_MS: on
+ * an idle device a tick buys nothing and costs a timer and a scan of the
+ * dirty bitmap (32 MiB for a 1 TiB PM) every period. The first write that
+ * dirties a chunk wakes the worker (fr_writeback_note_dirty()). True if
+ * asleep; the caller does not queue the work again.
+ */
+static bool wb_try_sleep(struct dm_fr *fr)
+{
+	if (READ_ONCE(fr->cleaner) ||
+	    time_before(jiffies, READ_ONCE(fr->wb_busy_at) +
+			msecs_to_jiffies(FR_WB_IDLE_MS)))
+		return false;
+	atomic_set(&fr->wb_asleep, 1);
+	/* Pairs with fr_writeback_note_dirty(): one of the two sees the other. */
+	smp_mb();
+	if (!fr_count_dirty(&fr->cache))
+		return true;
+	/* A wake that took the flag queued the work: running again is harmless. */
+	atomic_set(&fr->wb_asleep, 0);
+	return false;
+}
+
+/*
+ * The slow path of fr_writeback_note_dirty(), for the first write to find
+ * the worker asleep (the flag's exchange picks one). Nothing was dirty
+ * until now, as good as a sweep: the deferral's age bound counts from here.
+ */
+void fr_writeback_wake(struct dm_fr *fr)
+{
+	if (!atomic_xchg(&fr->wb_asleep, 0))
+		return;
+	WRITE_ONCE(fr->wb_swept_at, jiffies);
+	WRITE_ONCE(fr->wb_busy_at, jiffies);
+	if (!READ_ONCE(fr->wb_stopped))
+		queue_delayed_work(fr->wb_wq, &fr->wb_work,
+				   msecs_to_jiffies(wb_tick_ms(fr)));
+}
+
 static void writeback_work(struct work_struct *work)
 {
 	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
@@ -468,6 +515,8 @@ static void writeback_work(struct work_struct *work)
 		r = writeback_pass(fr, true);
 	}
 
+	if (!r && wb_try_sleep(fr))
+		return;
 	if (r) {
 		fr->wb_backoff_ms = clamp(fr->wb_backoff_ms * 2,
 					  FR_WB_BACKOFF_MIN_MS,
@@ -475,7 +524,7 @@ static void writeback_work(struct work_struct *work)
 		delay = fr->wb_backoff_ms;
 	} else {
 		fr->wb_backoff_ms = 0;
-		delay = period ? period : FR_WB_POLL_MS;
+		delay = wb_tick_ms(fr);
 		if (READ_ONCE(fr->cleaner))
 			delay = min(delay, FR_WB_POLL_MS);
 	}
@@ -586,6 +635,7 @@ void fr_writeback_start(struct dm_fr *fr)
 	fr->wb_busy_at = jiffies;
 	fr->wb_collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
 	fr->wb_polled_at = jiffies;
+	atomic_set(&fr->wb_asleep, 0);
 	WRITE_ONCE(fr->wb_stopped, false);
 	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);
 }
@@ -605,6 +655,7 @@ void fr_writeback_stop(struct dm_fr *fr)
 
 void fr_writeback_kick(struct dm_fr *fr)
 {
+	atomic_set(&fr->wb_asleep, 0);
 	if (!READ_ONCE(fr->wb_stopped))
 		mod_delayed_work(fr->wb_wq, &fr->wb_work, 0);
 }

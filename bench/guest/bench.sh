@@ -550,10 +550,10 @@ fs_set() {
 				case " $OLTPFS " in *" $fs "*) jobs="$jobs oltp" ;; esac
 				case " $STREAMFS " in *" $fs "*) jobs="$jobs fileserver" ;; esac
 				case " $MIXFS " in *" $fs "*) jobs="$jobs mix" ;; esac
-				cfgs="pmfs fr origin"
-				case " $FSWC " in *" $fs "*) cfgs="pmfs fr wc origin" ;; esac
+				cfgs=${BENCH_FS_CONFIGS:-pmfs dml fr origin}
+				case " $FSWC " in *" $fs "*) cfgs="$cfgs wc" ;; esac
 			else
-				jobs=varmail cfgs="pmfs fr"
+				jobs=varmail cfgs=${BENCH_FS_HEADLINE_CONFIGS:-pmfs dml fr}
 			fi
 			for cfg in $(rotate $((rep - 1)) $cfgs); do
 				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
