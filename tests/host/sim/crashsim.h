@@ -1,5 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The crash simulator's shared state and helpers (crashsim.c, ops.c). */
+/*
+ * The crash simulator's shared types, state and functions. Its files:
+ *
+ *   crashsim.c      the command line: options, the mutant runs, the summary
+ *   glue-model.c    the kernel glue as a model: the ops (the write path with
+ *                   its FR_NEED_CLEAN retries, fills, discards, writeback
+ *                   batches through struct fr_wb_ops with writes injected
+ *                   between stage, submit and flush, restart + recovery),
+ *                   the slot locks, and the world each geometry starts from
+ *   checkers.c      the reference model (what each sector may read as) and
+ *                   the checks of a cache against it; violation reports
+ *   crash-states.c  the crash points, the crash states each can leave, their
+ *                   recovery (and crashes inside that recovery)
+ *   workloads.c     the geometries, the exhaustive alphabet and start
+ *                   states, and the random op generator
+ *   explore.c       the exhaustive search (with snapshots) and random runs
+ */
 #ifndef CRASHSIM_H
 #define CRASHSIM_H
 
@@ -196,10 +212,63 @@ struct sim {
 
 };
 
+/* The simulator's state (glue-model.c); main() sets its options. */
 extern struct sim S;
 
+/* The geometries (workloads.c) and what each saw. */
+#define MAX_CFGS 8
+struct cfg_stats {
+	u64 states, seq_lo, seq_hi;
+	bool used;
+};
+extern const struct cfg cfgs[];
+extern const u32 nr_cfgs;
+extern struct cfg_stats cfg_seen[MAX_CFGS];
+u32 cfg_index(void);
+void cfg_seen_seq(void);
+
+/* The exhaustive alphabet and start states of a geometry (workloads.c). */
+#define MAX_ALPHA 28
+#define MAX_SCEN 8
+
+struct workload {
+	struct op alpha[MAX_ALPHA];
+	u32 nalpha;
+	struct { const char *name; struct op ops[4]; u32 n; } scen[MAX_SCEN];
+	u32 nscen;
+};
+
+void build_workload(struct workload *w);
+struct op random_op(u64 *rng);
+
+/* Reference model, checks and reports (checkers.c). */
+void fill_pattern(u8 *buf, u32 x, u64 lba, u32 nsect);
+u32 sector_op(const u8 *p, u64 lba);
+u32 new_op(u8 type, u64 sector, u32 nr);
+void ack_write(u32 id);
+void ack_discard(u32 id);
+void mark_key(u64 k);
+void mark_range(u64 sector, u64 nr);
+void opkeys_reset(void);
+void check_cache(struct fr_cache *cc, bool all_keys);
 void violation(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void crash_point(const char *kind);
 void log_op(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Crash points and crash states (crash-states.c). */
+u64 fnv(const void *p, size_t n, u64 h);
+void crash_point(const char *kind);
+void live_fence_hook(struct simpm *pm, void *arg);
+
+/* The model of the kernel glue (glue-model.c). */
+void world_setup(const struct cfg *cfg);
+void world_free(void);
+void run_op(const struct op *op);
+
+/* The search (explore.c): snapshots, one per depth (--depth < NR_SNAPS). */
+#define NR_SNAPS 8
+extern u64 dfs_ops;
+bool stop_now(void);
+void run_exhaustive(u32 depth, u32 shallow, u32 cfgmask, u32 deepmask);
+void run_random(u64 seed, u32 iterations, u32 nops, u32 cfgmask);
 
 #endif /* CRASHSIM_H */

@@ -1,0 +1,988 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The crash simulator's model of the kernel glue: what dm-fr's bio path,
+ * writeback worker and table load do around the protocol core, run on the
+ * simulated PM and origin.
+ *
+ * Writes retry on FR_NEED_CLEAN after cleaning a batch from the victim, and
+ * wait while a writeback batch is between stage and flush; fills read a miss
+ * from the origin; discards drop PM's copies and go on to the origin;
+ * writeback goes through struct fr_wb_ops on the simulated origin, with
+ * writes injected after the stage, between stages and after the submit, and
+ * I/O errors injected where the op asks; restart runs recovery. Every PM
+ * store is checked for its slot's lock (invariant 6). run_op() runs one op,
+ * with its crash points, and a real crash in it when the op asks for one.
+ * world_setup() formats a geometry's world: PM, origin, reference model.
+ */
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "crashsim.h"
+
+/* ---------------------------------------------------------------------- */
+/* Origin I/O for writeback: struct fr_wb_ops on the simulated origin    */
+
+struct wbctx {
+	struct { u64 sector; u32 nr; u32 at; } st[1024];
+	u32 nst, used;
+	u8 *buf;
+	u32 cap_sectors;
+	const struct op *inj;		/* writes to run inside the batch */
+	bool staged_in_lock;		/* a stage since the last ops->lock */
+	bool inj_done;			/* INJ_BETWEEN: the writes have run */
+};
+
+static struct wbctx wb_batch, wb_clean;
+static struct fr_wb_snap *wb_snaps;
+/* A forced writeback's own snapshots: with --wb-race it runs inside a batch. */
+static struct fr_wb_snap *wb_clean_snaps;
+#define CLEAN_BATCH	4
+
+static void exec_write(u64 sector, u32 nr);
+
+/*
+ * Slot locks. S.locked[slot] is LOCK_OPS while writeback holds it through
+ * ops->lock, LOCK_CALLER while the simulator holds it around a core call
+ * (as the kernel's bio path holds its stripes); S.exclusive while the
+ * simulator has the whole cache (recovery).
+ */
+enum { LOCK_NONE, LOCK_OPS, LOCK_CALLER };
+
+/* The caller's locks for [sector, sector + nr): every slot it maps to. */
+static void lock_range(u64 sector, u64 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 k, end = sector + nr;
+
+	if (end > g->origin_sectors)
+		end = g->origin_sectors;
+	for (k = sector >> g->chunk_shift; k << g->chunk_shift < end; k++) {
+		u64 s = from_slot(fr_slot_of(g, to_ochunk(k)));
+
+		if (S.locked[s] == LOCK_OPS)
+			violation("slot %llu locked by the caller while writeback holds it",
+				  (unsigned long long)s);
+		S.locked[s] = LOCK_CALLER;
+	}
+}
+
+static void unlock_range(u64 sector, u64 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 k, end = sector + nr;
+
+	if (end > g->origin_sectors)
+		end = g->origin_sectors;
+	for (k = sector >> g->chunk_shift; k << g->chunk_shift < end; k++)
+		S.locked[from_slot(fr_slot_of(g, to_ochunk(k)))] = LOCK_NONE;
+}
+
+/* Invariant 6: a store to a slot's tags or data needs that slot's lock. */
+static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 cb = (u64)g->chunk_sectors * SECT, p, first, last;
+
+	(void)pm;
+	(void)arg;
+	if (S.exclusive)
+		return;
+	S.lock_checks++;
+	if (off < g->tags_offset) {
+		violation("PM store to the superblock (+%llu) outside format and recovery",
+			  (unsigned long long)off);
+		return;
+	}
+	if (off < g->data_offset) {
+		first = (off - g->tags_offset) / sizeof(struct fr_tag_disk);
+		last = (off + len - 1 - g->tags_offset) /
+		       sizeof(struct fr_tag_disk);
+	} else {
+		first = (off - g->data_offset) / cb;
+		last = (off + len - 1 - g->data_offset) / cb;
+	}
+	for (p = first; p <= last && p < g->nr_chunks; p++) {
+		if (!S.locked[p / 2]) {
+			violation("PM store to %s of chunk %llu without the lock of slot %llu",
+				  off < g->data_offset ? "the tag" : "the data",
+				  (unsigned long long)p,
+				  (unsigned long long)(p / 2));
+			return;
+		}
+	}
+}
+
+static void wb_lock(void *ctx, fr_slot_t slot)
+{
+	((struct wbctx *)ctx)->staged_in_lock = false;
+	if (S.locked[from_slot(slot)]) {
+		violation("slot %llu locked twice", (unsigned long long)from_slot(slot));
+		return;
+	}
+	S.locked[from_slot(slot)] = LOCK_OPS;
+}
+
+static void run_injected(struct wbctx *w, u8 at);
+
+static void wb_unlock(void *ctx, fr_slot_t slot)
+{
+	struct wbctx *w = ctx;
+
+	if (S.locked[from_slot(slot)] != LOCK_OPS)
+		violation("slot %llu unlocked but not locked",
+			  (unsigned long long)from_slot(slot));
+	S.locked[from_slot(slot)] = LOCK_NONE;
+	/*
+	 * INJ_BETWEEN: the writes run as soon as the batch has staged a
+	 * chunk of the first injected write's slot, before it stages the
+	 * next chunk (the slot's other chunk, often).
+	 */
+	if (w->inj && w->inj->inj_at == INJ_BETWEEN && !w->inj_done &&
+	    w->staged_in_lock &&
+	    from_slot(slot) == from_slot(fr_slot_of(&S.c.geo,
+				fr_chunk_of_sector(&S.c.geo, w->inj->inj[0].sector)))) {
+		w->inj_done = true;
+		run_injected(w, INJ_BETWEEN);
+	}
+}
+
+static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
+{
+	struct wbctx *w = vctx;
+	const u8 *src = pm_src;
+
+	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		return -EIO;
+	}
+	/*
+	 * A media error on the first chunk staged (its first run: nothing of
+	 * it is staged yet, so there is nothing to drop): the core must skip
+	 * that chunk and leave it dirty.
+	 */
+	if (S.fail == FAIL_STAGE_POISON && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		S.poisoned_chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
+				   ((u64)S.c.geo.chunk_sectors * SECT);
+		S.poisoned_seq = le64_to_cpu(S.c.tags[S.poisoned_chunk].seq);
+		return -EHWPOISON;
+	}
+	if (src < S.pm_view || src + (size_t)nr * SECT > S.pm_view + S.pm_bytes ||
+	    sector + nr > S.c.geo.origin_sectors || w->nst == ARRAY_LEN(w->st) ||
+	    w->used + nr > w->cap_sectors) {
+		violation("bad stage: sector %llu + %u", (unsigned long long)sector, nr);
+		return -EINVAL;
+	}
+	memcpy(w->buf + (size_t)w->used * SECT, src, (size_t)nr * SECT);
+	w->staged_in_lock = true;
+	w->st[w->nst].sector = sector;
+	w->st[w->nst].nr = nr;
+	w->st[w->nst].at = w->used;
+	w->nst++;
+	w->used += nr;
+	mark_range(sector, nr);
+	return 0;
+}
+
+static void run_injected(struct wbctx *w, u8 at)
+{
+	u32 i;
+
+	if (!w->inj || w->inj->inj_at != at)
+		return;
+	for (i = 0; i < S.c.geo.nr_slots; i++)
+		if (S.locked[i])
+			violation("writeback ran ops with slot %u locked", i);
+	for (i = 0; i < w->inj->ninj; i++)
+		exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr);
+}
+
+/*
+ * Two staged extents that overlap: the kernel submits them as separate bios,
+ * in flight together, and the device may apply them in either order.
+ */
+static void check_overlap(const struct wbctx *w)
+{
+	u32 i, j;
+
+	for (i = 0; i < w->nst; i++)
+		for (j = i + 1; j < w->nst; j++)
+			if (w->st[i].sector < w->st[j].sector + w->st[j].nr &&
+			    w->st[j].sector < w->st[i].sector + w->st[i].nr) {
+				violation("one submit writes sectors %llu+%u and %llu+%u, which overlap: their order on the origin is undefined",
+					  (unsigned long long)w->st[i].sector, w->st[i].nr,
+					  (unsigned long long)w->st[j].sector, w->st[j].nr);
+				return;
+			}
+}
+
+static int wb_submit(void *vctx)
+{
+	struct wbctx *w = vctx;
+	u32 i;
+
+	run_injected(w, INJ_STAGED);
+	check_overlap(w);
+	if (S.fail == FAIL_SUBMIT && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		w->nst = 0;
+		w->used = 0;
+		return -EIO;
+	}
+	for (i = 0; i < w->nst; i++)
+		so_write(&S.org, w->st[i].sector, w->buf + (size_t)w->st[i].at * SECT,
+			 w->st[i].nr);
+	w->nst = 0;
+	w->used = 0;
+	run_injected(w, INJ_SUBMITTED);
+	return 0;
+}
+
+static int wb_flush(void *vctx)
+{
+	crash_point("origin written, not yet flushed");
+	if (S.fail == FAIL_FLUSH && vctx == &wb_batch && !S.fail_done) {
+		/* The writes stay in the origin's cache, not durable. */
+		S.fail_done = true;
+		S.origin_unflushed_ok = true;
+		return -EIO;
+	}
+	so_flush(&S.org);
+	S.origin_unflushed_ok = false;
+	return 0;
+}
+
+static const struct fr_wb_ops wb_ops = {
+	.lock = wb_lock,
+	.unlock = wb_unlock,
+	.stage = wb_stage,
+	.submit = wb_submit,
+	.flush = wb_flush,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Operations                                                             */
+
+struct payload_ctx {
+	u32 id;
+	u64 lba;
+	u8 *buf;
+};
+
+static void payload_write(void *arg, void *pm_dst, u32 nr)
+{
+	struct payload_ctx *pc = arg;
+
+	fill_pattern(pc->buf, pc->id, pc->lba, nr);
+	fr_pm_copy(pm_dst, pc->buf, (size_t)nr * SECT);
+	pc->lba += nr;
+}
+
+static void payload_copy(void *arg, void *pm_dst, u32 nr)
+{
+	struct payload_ctx *pc = arg;
+
+	fr_pm_copy(pm_dst, pc->buf, (size_t)nr * SECT);
+}
+
+static u8 *payload_buf;
+
+/* Which Figure 3 case each chunk of the write meets (coverage only). */
+static void classify_write(u64 sector, u32 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 first = sector >> g->chunk_shift, last = (sector + nr - 1) >> g->chunk_shift, k;
+
+	if (first != last)
+		S.fig3[F_MULTI]++;
+	if ((sector | nr) & (g->chunk_sectors - 1))
+		S.fig3[F_PARTIAL]++;
+	for (k = first; k <= last; k++) {
+		u64 s = from_slot(fr_slot_of(g, to_ochunk(k)));
+		u64 c0 = le64_to_cpu(S.c.tags[2 * s].commit);
+		u64 c1 = le64_to_cpu(S.c.tags[2 * s + 1].commit);
+		bool v0 = c0 & FR_TAG_VALID, v1 = c1 & FR_TAG_VALID;
+		bool h0 = v0 && fr_commit_key(c0) == k, h1 = v1 && fr_commit_key(c1) == k;
+
+		if (!v0 && !v1) {
+			S.fig3[F_1]++;
+		} else if (!v0 || !v1) {
+			S.fig3[(h0 || h1) ? F_2_1 : F_2_2]++;
+		} else if (h0 || h1) {
+			u64 mine = h0 ? c0 : c1, other = h0 ? c1 : c0;
+			bool dirty = other & FR_TAG_DIRTY;
+
+			if (mine & FR_TAG_NEW)
+				S.fig3[dirty ? F_3_2_DIRTY : F_3_2_CLEAN]++;
+			else
+				S.fig3[dirty ? F_3_1_DIRTY : F_3_1_CLEAN]++;
+		} else {
+			bool dirty = (c0 & FR_TAG_DIRTY) && (c1 & FR_TAG_DIRTY);
+
+			S.fig3[dirty ? F_3_3_DIRTY : F_3_3_CLEAN]++;
+		}
+	}
+}
+
+/*
+ * Writes that met FR_NEED_CLEAN while a writeback batch was between staging
+ * and flushing. The caller must not clean (write a chunk to the origin) then:
+ * the batch could submit stale data it staged after the newer copy was
+ * cleaned and displaced. So, as the kernel's writers must, they wait for the
+ * batch (here: they run when fr_writeback() returns). --wb-race lifts that
+ * rule to show what goes wrong without it.
+ */
+static struct { u32 id; u64 sector; u32 nr; } deferred[MAX_INJ];
+static u32 ndeferred;
+static bool in_batch;
+
+/* Returns false if the write was deferred. */
+static bool write_loop(u32 id, u64 sector, u32 nr)
+{
+	struct fr_write_result res;
+	u32 tries = 0;
+	u64 cursor;
+	int r;
+
+	for (;;) {
+		struct payload_ctx pc = { id, sector, payload_buf };
+
+		if (in_batch && ndeferred && !S.wb_race)
+			return false;	/* keep the writes in order */
+		lock_range(sector, nr);
+		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		unlock_range(sector, nr);
+		if (r != FR_NEED_CLEAN)
+			break;
+		S.fig3[F_NEED_CLEAN]++;
+		if (!test_bit(from_pchunk(res.victim), S.c.dirty_bits))
+			violation("FR_NEED_CLEAN names a victim that is not dirty (chunk %llu)",
+				  (unsigned long long)from_pchunk(res.victim));
+		if (in_batch && !S.wb_race)
+			return false;
+		/*
+		 * As the kernel does (fr_writeback_from): a batch of up to
+		 * CLEAN_BATCH dirty chunks starting at the victim, with no
+		 * slot lock held, then fr_write again.
+		 */
+		cursor = from_pchunk(res.victim);
+		r = fr_writeback(&S.c, &cursor, CLEAN_BATCH, wb_clean_snaps,
+				 &wb_ops, &wb_clean);
+		if (r <= 0) {
+			violation("writeback from victim %llu cleaned nothing: %d",
+				  (unsigned long long)from_pchunk(res.victim), r);
+			break;
+		}
+		if (++tries > 2 * S.c.geo.chunk_sectors + 4) {
+			violation("fr_write keeps asking for cleaning (livelock)");
+			break;
+		}
+	}
+	if (r)
+		violation("fr_write(%llu, %u) failed: %d", (unsigned long long)sector,
+			  nr, r);
+	return true;
+}
+
+/*
+ * FAIL_PM_READ: make the first held sector of the cached copy of the first
+ * chunk that the write does not cover unreadable, so that fr_write() fails
+ * copying it. Returns false if the write reads nothing from PM.
+ */
+static bool poison_cached_copy(u64 sector, u32 nr)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 key = sector >> g->chunk_shift, first = key << g->chunk_shift;
+	u64 end = sector + nr, i;
+	struct fr_hit hit;
+
+	if (!fr_lookup(&S.c, to_ochunk(key), &hit))
+		return false;
+	for (i = 0; i < g->chunk_sectors; i++) {
+		u64 lba = first + i;
+
+		if ((hit.sectors >> i & 1) && (lba < sector || lba >= end)) {
+			S.pm.poison_off = (u64)((const u8 *)hit.data - S.pm_view) +
+					  i * SECT;
+			S.pm.poison_len = SECT;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void exec_write(u64 sector, u32 nr)
+{
+	u32 id = new_op(OP_WRITE, sector, nr), prev = S.inflight;
+	bool poisoned = false;
+
+	classify_write(sector, nr);
+	mark_range(sector, nr);
+	S.inflight = id;
+	if (S.fail == FAIL_PM_READ && !S.fail_done)
+		poisoned = poison_cached_copy(sector, nr);
+	if (poisoned) {
+		struct fr_write_result res;
+		struct payload_ctx pc = { id, sector, payload_buf };
+		int r;
+
+		lock_range(sector, nr);
+		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		unlock_range(sector, nr);
+		S.pm.poison_len = 0;
+		S.fail_done = true;
+		if (r == -EIO) {
+			/* Not acknowledged: it must read as never written. */
+			S.ops[id].status = ST_LOST;
+			S.fig3[F_ERRORS]++;
+		} else if (r == FR_NEED_CLEAN) {
+			S.ops[id].status = ST_LOST;	/* not attempted */
+		} else {
+			violation("fr_write with an unreadable cached copy returned %d, not -EIO", r);
+			ack_write(id);
+		}
+	} else if (write_loop(id, sector, nr)) {
+		ack_write(id);
+	} else {
+		S.fig3[F_WAITED]++;
+		deferred[ndeferred].id = id;
+		deferred[ndeferred].sector = sector;
+		deferred[ndeferred].nr = nr;
+		ndeferred++;
+	}
+	S.inflight = prev;
+}
+
+/* The writes that waited for the batch, in order. */
+static void run_deferred(void)
+{
+	u32 i;
+
+	for (i = 0; i < ndeferred; i++) {
+		S.inflight = deferred[i].id;
+		write_loop(deferred[i].id, deferred[i].sector, deferred[i].nr);
+		ack_write(deferred[i].id);
+		S.inflight = 0;
+	}
+	ndeferred = 0;
+}
+
+static void exec_fill(u64 key)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	struct payload_ctx pc = { 0, 0, payload_buf };
+	struct fr_hit hit;
+	u64 first = key << g->chunk_shift, mask;
+	u32 i;
+	int r;
+
+	if (key >= g->origin_chunks)
+		return;
+	mark_key(key);
+	if (fr_lookup(&S.c, to_ochunk(key), &hit)) {
+		S.fig3[F_FILL_SKIPPED]++;	/* a read hit: nothing to fill */
+		return;
+	}
+	/*
+	 * Clean data must be durable on the origin: after a failed flush the
+	 * origin's cache may hold sectors of this chunk, so no fill then.
+	 */
+	for (i = 0; i < S.org.ncache; i++)
+		if (S.org.cache[i].sector >> g->chunk_shift == key) {
+			S.fig3[F_FILL_SKIPPED]++;
+			return;
+		}
+	/* A read miss: read the chunk from the origin, install it clean. */
+	mask = fr_chunk_mask(g, to_ochunk(key));
+	memcpy(payload_buf, S.org.view + first * SECT,
+	       (size_t)hweight64(mask) * SECT);
+	lock_range(first, 1);
+	r = fr_fill(&S.c, to_ochunk(key), payload_copy, &pc);
+	unlock_range(first, 1);
+	if (r < 0)
+		violation("fr_fill(%llu) failed: %d", (unsigned long long)key, r);
+	S.fig3[r == 1 ? F_FILL : F_FILL_SKIPPED]++;
+}
+
+/*
+ * The target passes a discard on to the origin once PM's copies are
+ * dropped, and the discarded sectors may then read as anything: modelled as
+ * the image's data (which a discarded sector may hold). It is flushed at
+ * once, as every op leaves the origin (the kernel's discard is not ordered
+ * with a flush, but nothing PM holds depends on it). A clean copy on PM
+ * that still holds other data for those sectors breaks invariant 5.
+ */
+static void discard_origin(u64 sector, u32 nr)
+{
+	u8 buf[SECT];
+	u64 s;
+
+	for (s = sector; s < sector + nr && s < S.cfg->origin_sectors; s++) {
+		fill_pattern(buf, 1, s, 1);
+		so_write(&S.org, s, buf, 1);
+	}
+	so_flush(&S.org);
+}
+
+static void exec_discard(u64 sector, u32 nr)
+{
+	u32 id = new_op(OP_DISCARD, sector, nr);
+
+	mark_range(sector, nr);
+	S.inflight = id;
+	lock_range(sector, nr);
+	S.fig3[F_DISCARD_DROP] += fr_discard(&S.c, sector, nr);
+	unlock_range(sector, nr);
+	ack_discard(id);
+	S.inflight = 0;
+	discard_origin(sector, nr);
+}
+
+static void exec_wb(const struct op *op)
+{
+	int r;
+
+	u64 dirty = fr_count_dirty(&S.c);
+
+	wb_batch.inj = op->ninj ? op : NULL;
+	wb_batch.inj_done = false;
+	in_batch = true;
+	if (op->sweep) {
+		u64 before = S.cursor;
+
+		r = fr_writeback_sweep(&S.c, &S.cursor, op->max, wb_snaps,
+				       &wb_ops, &wb_batch);
+		/* The flush's loop ends only because every call moves it on. */
+		if (r >= 0 && S.cursor <= before &&
+		    S.cursor != S.c.geo.nr_chunks)
+			violation("a sweep batch left the cursor at %llu (from %llu)",
+				  (unsigned long long)S.cursor,
+				  (unsigned long long)before);
+		if (S.cursor >= S.c.geo.nr_chunks)
+			S.cursor = 0;	/* the next flush starts again */
+	} else {
+		r = fr_writeback(&S.c, &S.cursor, op->max, wb_snaps, &wb_ops,
+				 &wb_batch);
+	}
+	in_batch = false;
+	wb_batch.inj = NULL;
+	wb_batch.nst = wb_batch.used = 0;
+	if (S.fail_done && S.fail == FAIL_STAGE_POISON) {
+		/* that chunk skipped and left dirty; the rest as usual */
+		S.fig3[F_ERRORS]++;
+		if (r < 0)
+			violation("fr_writeback failed (%d) on an unreadable chunk instead of skipping it", r);
+		/*
+		 * Still the copy that could not be read, yet clean? (A write
+		 * injected after the stage may have replaced it, legitimately.)
+		 */
+		else if (!test_bit(S.poisoned_chunk, S.db) &&
+			 test_bit(S.poisoned_chunk, S.vb) &&
+			 le64_to_cpu(S.c.tags[S.poisoned_chunk].seq) == S.poisoned_seq)
+			violation("chunk %llu, whose PM data could not be read, was made clean",
+				  (unsigned long long)S.poisoned_chunk);
+		else if (!op->ninj && fr_count_dirty(&S.c) != dirty - (u64)r)
+			violation("fr_writeback cleaned %d chunks but dirty went from %llu to %llu",
+				  r, (unsigned long long)dirty,
+				  (unsigned long long)fr_count_dirty(&S.c));
+		else
+			S.fig3[F_WB_CLEANED] += (u64)r;
+	} else if (S.fail_done) {
+		/* an origin or PM error: reported, and nothing made clean */
+		S.fig3[F_ERRORS]++;
+		if (r != -EIO)
+			violation("fr_writeback returned %d after an I/O error, not -EIO", r);
+		if (!op->ninj && fr_count_dirty(&S.c) != dirty)
+			violation("fr_writeback cleaned chunks despite an I/O error");
+	} else if (r < 0) {
+		violation("fr_writeback failed: %d", r);
+	} else {
+		S.fig3[F_WB_CLEANED] += (u64)r;
+	}
+	run_deferred();
+	S.fig3[F_WB_KEPT_DIRTY] += fr_count_dirty(&S.c);
+}
+
+static void exec_recover(void)
+{
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	u64 h;
+	u32 i;
+	int r;
+
+	/*
+	 * A restart. If a failed operation left stores unfenced, a clean
+	 * shutdown writes them back first (crashes before that were checked
+	 * at the end of the operations since).
+	 */
+	if (S.pm.ep.nunits) {
+		S.pm.on_fence = NULL;
+		fr_pm_fence();
+		S.pm.on_fence = live_fence_hook;
+	}
+	S.collect_rec_hashes = true;
+	S.nrec_hashes = 0;
+	memset(S.vb, 0, S.nlongs * sizeof(long));
+	memset(S.db, 0, S.nlongs * sizeof(long));
+	S.exclusive = true;
+	r = fr_cache_attach(&S.c, S.pm_view, S.pm_bytes, S.vb, S.db, &why);
+	if (!r)
+		r = fr_recover(&S.c, FR_RECOVER_APPLY, S.groups,
+			       ARRAY_LEN(S.groups), &rep, &why);
+	S.exclusive = false;
+	S.collect_rec_hashes = false;
+	if (r) {
+		violation("recovery failed: %d (%s)", r, why ? why : "");
+		return;
+	}
+	h = fnv(S.pm_view + S.c.geo.tags_offset, S.tags_bytes,
+		0xcbf29ce484222325ULL);
+	for (i = 0; i < S.nrec_hashes; i++)
+		if (S.rec_hashes[i] != h) {
+			violation("a crash inside recovery, then recovery, gives other tags than the uninterrupted recovery");
+			break;
+		}
+}
+
+static void exec_xregion(u64 sector, u32 nr)
+{
+	struct fr_write_result res;
+	struct payload_ctx pc = { 0, sector, payload_buf };
+	u64 stores = S.pm.stores;
+	int r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+
+	if (r != -EINVAL)
+		violation("a write crossing a region returned %d, not -EINVAL", r);
+	if (S.pm.stores != stores)
+		violation("a refused write crossing a region stored to PM");
+	S.fig3[F_XREGION]++;
+}
+
+static void describe_op(const struct op *op, char *b, size_t len)
+{
+	size_t o = 0;
+	u32 i;
+
+	switch (op->type) {
+	case OP_WRITE:
+		o = snprintf(b, len, "write %llu+%u", (unsigned long long)op->sector, op->nr);
+		break;
+	case OP_FILL:
+		o = snprintf(b, len, "fill key %llu", (unsigned long long)op->key);
+		break;
+	case OP_DISCARD:
+		o = snprintf(b, len, "discard %llu+%u", (unsigned long long)op->sector, op->nr);
+		break;
+	case OP_WB:
+		o = snprintf(b, len, "%s max %u",
+			     op->sweep ? "sweep" : "writeback", op->max);
+		if (op->ninj)
+			o += snprintf(b + o, len - o, " {%s:",
+				      op->inj_at == INJ_STAGED ? "after stage" :
+				      op->inj_at == INJ_BETWEEN ? "between stages" :
+				      "after submit");
+		for (i = 0; i < op->ninj && o < len; i++)
+			o += snprintf(b + o, len - o, " write %llu+%u",
+				      (unsigned long long)op->inj[i].sector,
+				      op->inj[i].nr);
+		if (op->ninj && o < len)
+			o += snprintf(b + o, len - o, "}");
+		break;
+	case OP_RECOVER:
+		o = snprintf(b, len, "restart+recover");
+		break;
+	case OP_XREGION:
+		o = snprintf(b, len, "write %llu+%u across regions (refused)",
+			     (unsigned long long)op->sector, op->nr);
+		break;
+	default:
+		o = snprintf(b, len, "?");
+	}
+	if (op->fail && o < len)
+		o += snprintf(b + o, len - o, " [%s fails]",
+			      op->fail == FAIL_PM_READ ? "PM read" :
+			      op->fail == FAIL_STAGE ? "stage" :
+			      op->fail == FAIL_STAGE_POISON ? "PM read in stage" :
+			      op->fail == FAIL_SUBMIT ? "origin write" :
+			      "origin flush");
+	if (op->crash_sel && o < len)
+		snprintf(b + o, len - o, " [crash at point %llu]",
+			 (unsigned long long)(1 + op->crash_sel % 6));
+}
+
+/* Resolve the op that was in flight at a real crash, by reading it. */
+static void resolve_inflight(void)
+{
+	struct oprec *r;
+	u64 s, nw = 0, no = 0;
+
+	if (!S.inflight)
+		return;
+	r = &S.ops[S.inflight];
+	if (r->type == OP_DISCARD) {
+		ack_discard(S.inflight);
+	} else {
+		for (s = r->sector; s < r->sector + r->nr; s++) {
+			struct fr_hit hit;
+			u64 key = s >> S.c.geo.chunk_shift;
+			u32 i = (u32)(s - (key << S.c.geo.chunk_shift));
+			const u8 *src;
+
+			if (fr_lookup(&S.c, to_ochunk(key), &hit) &&
+			    (hit.sectors >> i & 1))
+				src = (const u8 *)hit.data + (size_t)i * SECT;
+			else
+				src = S.org.media + s * SECT;
+			if (sector_op(src, s) == S.inflight)
+				nw++;
+			else
+				no++;
+		}
+		if (nw && no)
+			violation("write in flight at the crash is torn after recovery");
+		if (nw)
+			ack_write(S.inflight);
+		else
+			r->status = ST_LOST;
+	}
+	S.inflight = 0;
+}
+
+static void live_check(void)
+{
+	bool was = S.state_bad;
+
+	S.state_bad = false;
+	if (S.org.ncache && !S.origin_unflushed_ok)
+		violation("an operation left %u origin writes unflushed", S.org.ncache);
+	check_cache(&S.c, true);
+	S.state_bad = was;
+}
+
+static void end_of_op(const char *what)
+{
+	bool was = S.state_bad;
+
+	S.state_bad = false;
+	/*
+	 * (An operation that failed owes no durability; stores left unfenced
+	 * by a failed one stay pending until some later fence.)
+	 */
+	if (S.pm.ep.nunits && !S.fail_done && !S.pending_at_start)
+		violation("%s returned with %u PM units not fenced", what,
+			  S.pm.ep.nunits);
+	S.state_bad = was;
+	S.quiescent = true;
+	crash_point(what);
+	S.quiescent = false;
+	live_check();
+	cfg_seen_seq();
+}
+
+static void exec_op(const struct op *op)
+{
+	switch (op->type) {
+	case OP_WRITE:
+		exec_write(op->sector, op->nr);
+		break;
+	case OP_FILL:
+		exec_fill(op->key);
+		break;
+	case OP_DISCARD:
+		exec_discard(op->sector, op->nr);
+		break;
+	case OP_WB:
+		exec_wb(op);
+		break;
+	case OP_RECOVER:
+		exec_recover();
+		break;
+	case OP_XREGION:
+		exec_xregion(op->sector, op->nr);
+		break;
+	}
+}
+
+void run_op(const struct op *op)
+{
+	char d[LOG_LEN];
+	u32 i;
+
+	describe_op(op, d, sizeof(d));
+	log_op("%s", d);
+	if (S.verbose > 1)
+		printf("  op: %s\n", d);
+	opkeys_reset();
+	if (op->type == OP_FILL)
+		mark_key(op->key);
+	else if (op->type != OP_WB && op->type != OP_RECOVER)
+		mark_range(op->sector, op->nr);
+	for (i = 0; i < op->ninj; i++)
+		mark_range(op->inj[i].sector, op->inj[i].nr);
+	S.op_points = 0;
+	S.pending_at_start = S.pm.ep.nunits != 0;
+	S.fail = op->fail;
+	S.fail_done = false;
+	S.crash_target = op->crash_sel ? 1 + op->crash_sel % 6 : 0;
+	S.crash_seed = op->crash_sel;
+	if (!setjmp(S.crash_jb)) {
+		exec_op(op);
+		if (S.crash_target > S.op_points)
+			S.crash_target = S.op_points + 1;	/* at the end */
+		end_of_op("the end of the operation");
+		S.crash_target = 0;
+		S.fail = FAIL_NONE;
+		return;
+	}
+	S.fail = FAIL_NONE;
+	S.pm.poison_len = 0;
+	/* A real crash happened at crash_target: restart and recover. */
+	S.crash_target = 0;
+	memset(S.locked, 0, S.c.geo.nr_slots);
+	S.exclusive = false;
+	wb_batch.nst = wb_batch.used = 0;
+	wb_clean.nst = wb_clean.used = 0;
+	wb_batch.inj = NULL;
+	in_batch = false;
+	ndeferred = 0;	/* they never started: absent */
+	log_op("CRASH; restart+recover");
+	opkeys_reset();
+	if (S.inflight)
+		mark_range(S.ops[S.inflight].sector, S.ops[S.inflight].nr);
+	S.op_points = 0;
+	exec_recover();
+	resolve_inflight();
+	end_of_op("the end of recovery");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Worlds                                                                 */
+
+/*
+ * The simulator's state: the world built here, the options main() sets, the
+ * reference model and the checkers' bookkeeping.
+ */
+struct sim S;
+
+void world_free(void)
+{
+	if (!S.cfg)
+		return;
+	simpm_free(&S.pm);
+	simpm_free(&S.spm);
+	so_free(&S.org);
+	free(S.pm_view);
+	free(S.pm_media);
+	free(S.scratch);
+	free(S.vb);
+	free(S.db);
+	free(S.cvb);
+	free(S.cdb);
+	free(S.cur);
+	free(S.freed);
+	free(S.keystamp);
+	free(S.opkeys);
+	free(S.locked);
+	free(S.tags_ref);
+	free(wb_batch.buf);
+	free(wb_clean.buf);
+	free(wb_snaps);
+	free(wb_clean_snaps);
+	free(payload_buf);
+	S.cfg = NULL;
+}
+
+void world_setup(const struct cfg *cfg)
+{
+	struct fr_format_params p;
+	struct fr_geometry g;
+	const char *why = NULL;
+	u64 pm, s;
+	int r;
+
+	world_free();
+	S.cfg = cfg;
+	/* Nothing of the last run carries over (it may have stopped anywhere). */
+	S.exclusive = false;
+	S.fail = FAIL_NONE;
+	S.state_bad = false;
+	memset(&p, 0, sizeof(p));
+	p.chunk_sectors = cfg->chunk_sectors;
+	p.region_chunks = cfg->region;
+	p.stride_slots = cfg->stride;
+	p.origin_sectors = cfg->origin_sectors;
+	p.format_time = 1;
+	memcpy(p.uuid, "crashsim-uuid-01", 16);
+	strcpy(p.origin_id, "crashsim-origin");
+	/* The smallest PM size whose layout has exactly cfg->chunks chunks. */
+	for (pm = fr_layout_bytes(cfg->chunk_sectors, cfg->chunks);;
+	     pm += 4096) {
+		r = fr_geometry_layout(&g, pm, &p, &why);
+		if (!r && g.nr_chunks == cfg->chunks)
+			break;
+		if ((!r && g.nr_chunks > cfg->chunks) ||
+		    pm > fr_layout_bytes(cfg->chunk_sectors, cfg->chunks) +
+			 (1 << 20)) {
+			fprintf(stderr, "crashsim: no PM size gives %u chunks (%s)\n",
+				cfg->chunks, r ? why : "");
+			exit(2);
+		}
+	}
+	S.pm_bytes = pm;
+	S.pm_view = xcalloc(pm, 1);
+	S.pm_media = xcalloc(pm, 1);
+	S.scratch = xcalloc(pm, 1);
+	simpm_init(&S.pm, S.pm_view, S.pm_media, pm, g.data_offset);
+	S.pm.mirror = S.scratch;
+	S.pm.record = true;
+	simpm_init(&S.spm, S.scratch, NULL, pm, g.data_offset);
+	S.nlongs = BITS_TO_LONGS(cfg->chunks);
+	S.vb = xcalloc(S.nlongs, sizeof(long));
+	S.db = xcalloc(S.nlongs, sizeof(long));
+	S.cvb = xcalloc(2 * S.nlongs, sizeof(long));
+	S.cdb = xcalloc(2 * S.nlongs, sizeof(long));
+	simpm_cur = &S.pm;
+	S.pm.on_fence = NULL;
+	r = fr_format(&S.c, S.pm_view, pm, &p, S.vb, S.db, &why);
+	if (r) {
+		fprintf(stderr, "crashsim: fr_format: %s\n", why);
+		exit(2);
+	}
+	memcpy(S.pm_media, S.pm_view, pm);
+	memcpy(S.scratch, S.pm_view, pm);
+	simpm_reset_pending(&S.pm);
+	S.pm.on_fence = live_fence_hook;
+	S.pm.on_store = live_store_hook;
+	/* The first write's seq is seq_base + 1 (fr_write increments first). */
+	atomic64_set(&S.c.next_seq, (s64)cfg->seq_base);
+
+	so_init(&S.org, cfg->origin_sectors);
+	for (s = 0; s < cfg->origin_sectors; s++)
+		fill_pattern(S.org.media + s * SECT, 1, s, 1);
+	memcpy(S.org.view, S.org.media, cfg->origin_sectors * SECT);
+
+	S.cur = xmalloc(cfg->origin_sectors * sizeof(*S.cur));
+	for (s = 0; s < cfg->origin_sectors; s++)
+		S.cur[s] = 1;
+	S.freed = xcalloc(cfg->origin_sectors, 1);
+	S.nops = 0;
+	new_op(OP_WRITE, 0, (u32)cfg->origin_sectors);
+	S.ops[1].status = ST_ACKED;
+	S.keystamp = xcalloc(S.c.geo.origin_chunks, sizeof(u32));
+	S.opkeys = xcalloc(S.c.geo.origin_chunks + 1, sizeof(u64));
+	S.locked = xcalloc(S.c.geo.nr_slots, 1);
+	S.tags_bytes = S.c.geo.nr_chunks * sizeof(struct fr_tag_disk);
+	S.tags_ref = xmalloc(S.tags_bytes);
+	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
+	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
+	wb_clean.cap_sectors = wb_batch.cap_sectors;
+	wb_clean.buf = xmalloc((size_t)wb_clean.cap_sectors * SECT);
+	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
+	wb_clean_snaps = xcalloc(CLEAN_BATCH, sizeof(*wb_clean_snaps));
+	payload_buf = xmalloc((size_t)S.c.geo.chunk_sectors * SECT *
+			      (S.c.geo.region_chunks + 1));
+	S.cursor = 0;
+	S.inflight = 0;
+	S.nlog = 0;
+}

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What the crash simulator runs: the geometries (and what each saw), the
+ * alphabet of ops and the start states the exhaustive search combines, and
+ * the random op generator. The ops are built around keys that collide in
+ * one slot, so that the Figure 3 cases all occur.
+ */
+#include <stdlib.h>
+#include "crashsim.h"
+
+/* What each geometry saw (states, next_seq range): shown after a run. */
+struct cfg_stats cfg_seen[MAX_CFGS];
+
+/* At the end of an op: the range of next_seq the geometry went through. */
+void cfg_seen_seq(void)
+{
+	u64 seq = (u64)atomic64_read(&S.c.next_seq);
+	u32 ci = cfg_index();
+
+	if (!cfg_seen[ci].used || seq < cfg_seen[ci].seq_lo)
+		cfg_seen[ci].seq_lo = seq;
+	if (!cfg_seen[ci].used || seq > cfg_seen[ci].seq_hi)
+		cfg_seen[ci].seq_hi = seq;
+	cfg_seen[ci].used = true;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workloads                                                              */
+
+#define SEQ_2_32 (1ULL << 32)
+#define SEQ_2_63 (1ULL << 63)
+#define SEQ_2_64 0ULL		/* (2^64, as a u64) */
+
+const struct cfg cfgs[] = {
+	/* 4 slots, regions of 2, default stride 3; origin 4x, short last chunk */
+	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0 },
+	/* 8 slots, regions of 4, default stride 5 */
+	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0 },
+	/* 2 slots, single-chunk regions */
+	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0 },
+	/* 8 slots, stride = region: regions tile the slots */
+	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0 },
+	/*
+	 * The other chunk sizes, each with seqs from just below a power of
+	 * two that a truncating or sign-extending bug would trip on: 64
+	 * sectors (a full chunk's mask is all 64 bits), from 2^32; 16 sectors,
+	 * through 2^63; 32 sectors, up to 2^64 - 2^16 + a few hundred.
+	 */
+	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4 },
+	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4 },
+	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16) },
+};
+
+_Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
+const u32 nr_cfgs = ARRAY_LEN(cfgs);
+
+u32 cfg_index(void)
+{
+	return (u32)(S.cfg - cfgs);
+}
+
+static struct op mk_write(u64 sector, u32 nr)
+{
+	return (struct op){ .type = OP_WRITE, .sector = sector, .nr = nr };
+}
+
+/* Keys that collide with key 0 in its slot, and the alphabet around them. */
+void build_workload(struct workload *w)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 cs = g->chunk_sectors, R = g->region_chunks, k, K = 0, L = 0, M = 0;
+	u64 lastk = g->origin_chunks - 1;
+	struct op o;
+
+	memset(w, 0, sizeof(*w));
+	for (k = 1; k < g->origin_chunks; k++)
+		if (from_slot(fr_slot_of(g, to_ochunk(k))) ==
+		    from_slot(fr_slot_of(g, to_ochunk(K)))) {
+			if (!L)
+				L = k;
+			else if (!M) {
+				M = k;
+				break;
+			}
+		}
+#define A(x) (w->alpha[w->nalpha++] = (x))
+	A(mk_write(K * cs, (u32)cs));			/* K full */
+	A(mk_write(K * cs + 2, 3));			/* K partial */
+	A(mk_write(L * cs, (u32)cs));			/* L full (collides) */
+	A(mk_write(M * cs + cs - 1, 1));		/* M one sector */
+	if (R >= 2) {
+		/* multi-chunk, partial at both ends, region of K */
+		A(mk_write(K * cs + cs / 2, (u32)cs));
+		/* multi-chunk over L's region, whole chunks */
+		u64 base = L & ~(R - 1);
+		A(mk_write(base * cs, (u32)(2 * cs)));
+	}
+	o = (struct op){ .type = OP_FILL, .key = K };
+	A(o);
+	o.key = M;
+	A(o);
+	o = (struct op){ .type = OP_DISCARD, .sector = K * cs, .nr = (u32)cs };
+	A(o);
+	o = (struct op){ .type = OP_DISCARD, .sector = L * cs + 2, .nr = (u32)cs };
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks };
+	A(o);
+	o.max = 1;
+	A(o);
+	/*
+	 * A flush's batch (fr_writeback_sweep): no wrap, so from a cursor
+	 * past a dirty chunk it must leave that one alone; and one with a
+	 * colliding write between its stage and submit.
+	 */
+	o.sweep = 1;
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = 2, .sweep = 1,
+			 .inj_at = INJ_STAGED, .ninj = 1 };
+	o.inj[0].sector = L * cs;
+	o.inj[0].nr = (u32)cs;
+	A(o);
+	/* a rewrite of a staged chunk, between stage and submit */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_STAGED, .ninj = 1 };
+	o.inj[0].sector = K * cs + 5;
+	o.inj[0].nr = 2;
+	A(o);
+	/*
+	 * The staged chunk's key written again before the batch stages the
+	 * next chunk: the new copy lands in the buddy, which the batch may
+	 * reach next (one version of a key per batch).
+	 */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_BETWEEN, .ninj = 1 };
+	o.inj[0].sector = K * cs;
+	o.inj[0].nr = (u32)(cs > 5 ? 5 : cs - 1);
+	A(o);
+	/* a colliding write between submit and flush */
+	o.inj_at = INJ_SUBMITTED;
+	o.inj[0].sector = L * cs;
+	o.inj[0].nr = (u32)cs;
+	A(o);
+	/*
+	 * The staged chunk rewritten whole between stage and submit, once
+	 * and twice: twice brings the copy back to the staged chunk with the
+	 * same commit word, so only its seq tells that it changed.
+	 */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_STAGED, .ninj = 1 };
+	o.inj[0] = (typeof(o.inj[0])){ K * cs, (u32)cs };
+	A(o);
+	o.ninj = 2;
+	o.inj[1] = o.inj[0];
+	A(o);
+	/*
+	 * Between stage and submit: rewrite the staged chunk, then make two
+	 * more colliding writes, so that the rewritten copy is cleaned
+	 * (FR_NEED_CLEAN) and displaced before the batch submits the stale
+	 * data it staged.
+	 */
+	o = (struct op){ .type = OP_WB, .max = 1, .inj_at = INJ_STAGED,
+			 .ninj = 3 };
+	o.inj[0].sector = K * cs;
+	o.inj[0].nr = (u32)cs;
+	o.inj[1].sector = M * cs + cs - 1;
+	o.inj[1].nr = 1;
+	o.inj[2].sector = L * cs;
+	o.inj[2].nr = (u32)cs;
+	A(o);
+	if (R >= 2 && g->origin_chunks > R) {
+		o = (struct op){ .type = OP_XREGION, .sector = (R - 1) * cs + 4,
+				 .nr = (u32)cs };
+		A(o);
+	}
+	/* error paths: the cached copy unreadable; the origin flush failing */
+	o = mk_write(K * cs + 5, 2);
+	o.fail = FAIL_PM_READ;
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .fail = FAIL_FLUSH };
+	A(o);
+	/* a media error in one dirty chunk: writeback skips it, goes on */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .fail = FAIL_STAGE_POISON };
+	A(o);
+	/* the short last chunk, whole */
+	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
+	o = (struct op){ .type = OP_RECOVER };
+	A(o);
+#undef A
+	if (w->nalpha > MAX_ALPHA)
+		abort();	/* overran alpha[]: raise MAX_ALPHA */
+
+#define SC(nm, ...) do { \
+	struct op t_[] = { __VA_ARGS__ }; \
+	w->scen[w->nscen].name = nm; \
+	w->scen[w->nscen].n = ARRAY_LEN(t_); \
+	memcpy(w->scen[w->nscen].ops, t_, sizeof(t_)); \
+	w->nscen++; \
+} while (0)
+	{
+		struct op wk = mk_write(K * cs, (u32)cs), wl = mk_write(L * cs, (u32)cs);
+		struct op wb = { .type = OP_WB, .max = (u32)g->nr_chunks };
+		struct op fl = { .type = OP_FILL, .key = L };
+		struct op wkp = mk_write(K * cs + 2, 3);
+
+		w->scen[w->nscen++].name = "empty";
+		SC("K dirty", wk);
+		SC("K older dirty, L newer dirty", wk, wl);
+		SC("K older clean, L newer dirty", wk, wb, wl);
+		SC("K and L clean", wk, wl, wb);
+		SC("K partial dirty, L filled clean", wkp, fl);
+		if (R >= 2) {
+			u64 base = L & ~(R - 1);
+			struct op wm = mk_write(base * cs, (u32)(2 * cs));
+
+			SC("group over L's region, K partial", wm, wkp);
+		}
+	}
+#undef SC
+}
+
+struct op random_op(u64 *rng)
+{
+	const struct fr_geometry *g = &S.c.geo;
+	u64 cs = g->chunk_sectors, R = g->region_chunks, oc = g->origin_chunks;
+	u64 r = gen_rand(rng) % 100, k, k2, s, e;
+	struct op o;
+
+	memset(&o, 0, sizeof(o));
+	/* Half of the keys come from a hot set colliding in two slots. */
+	if (gen_rand(rng) & 1) {
+		u64 want = gen_rand(rng) & 1, t;
+
+		k = gen_rand(rng) % oc;
+		for (t = 0; t < oc; t++) {
+			u64 kk = (k + t) % oc;
+
+			if (from_slot(fr_slot_of(g, to_ochunk(kk))) == want)
+				break;
+		}
+		k = (k + t) % oc;
+	} else {
+		k = gen_rand(rng) % oc;
+	}
+	if (r < 42) {
+		u64 mask = fr_chunk_mask(g, to_ochunk(k));
+		u32 n = (u32)hweight64(mask), a, b;
+
+		o.type = OP_WRITE;
+		if (r < 14) {
+			o.sector = k * cs;
+			o.nr = n;
+		} else if (r < 30 || R == 1) {
+			a = (u32)(gen_rand(rng) % n);
+			b = (u32)(gen_rand(rng) % n);
+			if (a > b) {
+				u32 t = a;
+
+				a = b;
+				b = t;
+			}
+			o.sector = k * cs + a;
+			o.nr = b - a + 1;
+		} else {
+			/* multi-chunk within k's region */
+			u64 base = k & ~(R - 1), end = base + R;
+
+			if (end > oc)
+				end = oc;
+			k2 = k + 1 + gen_rand(rng) % R;
+			if (k2 >= end)
+				k2 = end - 1;
+			if (k2 <= k) {
+				k = base;
+				k2 = end - 1;
+			}
+			s = k * cs + gen_rand(rng) % cs;
+			e = k2 * cs + gen_rand(rng) % cs;
+			if (e >= g->origin_sectors)
+				e = g->origin_sectors - 1;
+			o.sector = s;
+			o.nr = (u32)(e - s + 1);
+		}
+	} else if (r < 52) {
+		o.type = OP_FILL;
+		o.key = k;
+	} else if (r < 59) {
+		o.type = OP_DISCARD;
+		o.sector = k * cs + (gen_rand(rng) & 1 ? 0 : gen_rand(rng) % cs);
+		if (o.sector >= g->origin_sectors)
+			o.sector = g->origin_sectors - 1;
+		o.nr = (u32)(1 + gen_rand(rng) % (3 * cs));
+		if (o.sector + o.nr > g->origin_sectors)
+			o.nr = (u32)(g->origin_sectors - o.sector);
+	} else if (r < 80) {
+		o.type = OP_WB;
+		o.max = (u32)(gen_rand(rng) & 1 ? g->nr_chunks :
+			      1 + gen_rand(rng) % 3);
+		/* No rng draw of its own: the seeds' op streams stay. */
+		o.sweep = o.max == 2;
+		if (gen_rand(rng) % 3 == 0) {
+			u32 i;
+
+			o.inj_at = (u8)(INJ_STAGED + gen_rand(rng) % 3);
+			o.ninj = (u8)(1 + gen_rand(rng) % MAX_INJ);
+			for (i = 0; i < o.ninj; i++) {
+				struct op x = random_op(rng);
+
+				if (x.type != OP_WRITE)
+					x = (struct op){ .type = OP_WRITE,
+							 .sector = k * cs,
+							 .nr = (u32)hweight64(fr_chunk_mask(g, to_ochunk(k))) };
+				o.inj[i].sector = x.sector;
+				o.inj[i].nr = x.nr;
+			}
+		}
+	} else if (r < 83 && R >= 2 && oc > R) {
+		o.type = OP_XREGION;
+		k = (gen_rand(rng) % (oc / R - (oc % R == 0))) * R + R - 1;
+		o.sector = k * cs + cs - 1;
+		o.nr = 2;
+	} else if (r < 88) {
+		o.type = OP_RECOVER;
+	} else {
+		o = random_op(rng);
+		o.crash_sel = gen_rand(rng) | 1;
+	}
+	if (r < 88 && gen_rand(rng) % 10 == 0)
+		o.crash_sel = gen_rand(rng) | 1;
+	if (o.type == OP_WB && gen_rand(rng) % 8 == 0)
+		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 4);
+	if (o.type == OP_WRITE && gen_rand(rng) % 8 == 0)
+		o.fail = FAIL_PM_READ;
+	return o;
+}
