@@ -244,6 +244,33 @@ static bool table_word(const char *s)
 	return true;
 }
 
+/* create's reading of the PM's superblock; 0, or -EINVAL after saying why. */
+static int create_read_sb(const char *pm, struct sb_info *si)
+{
+	switch (sb_read(pm, si)) {
+	case SB_OK:
+		return 0;
+	case SB_NOT_FOUND:
+	case SB_IO_ERROR:
+		fr_err("cannot read %s: %s", pm, si->why);
+		break;
+	case SB_NOT_FR:
+		fr_err("%s has no dm-fr superblock: run frctl format first (or create --format)",
+		       pm);
+		break;
+	case SB_UNSUPPORTED:
+		fr_err("%s: %s: %s", pm, sb_state_text(si->state), si->why);
+		break;
+	case SB_TRUNCATED:
+		fr_err("%s: %s%s", pm, si->why, sb_state_hint(si->state));
+		break;
+	default:
+		fr_err("%s: %s (frctl check %s tells more)", pm, si->why, pm);
+		break;
+	}
+	return -EINVAL;
+}
+
 /*
  * What create and autoactivate share: check that origin is the PM's origin,
  * build the table and create the device. 0 or an exit code. The table binds
@@ -257,43 +284,22 @@ static int create_device(const char *name, const char *pm, const char *origin,
 {
 	char pmarg[PATH_MAX], orarg[PATH_MAX], opts[500], params[PATH_MAX * 2 + 520];
 	struct table_opts tbl = *opts_in, *to = &tbl;
-	char idbuf[FR_ORIGIN_ID_LEN], hex[33], dm_uuid[40], recorded[PATH_MAX];
+	char dm_uuid[40], recorded[PATH_MAX];
 	char other[FRCTL_DM_NAME_LEN];
-	struct fr_geometry g;
-	struct fr_sb_disk *sb;
-	const char *why = NULL;
-	u64 size, origin_bytes;
-	void *buf;
+	const struct fr_geometry *g;
+	const char *id;		/* the origin id the PM records */
+	struct sb_info si;
+	u64 origin_bytes;
 	int n, fd;
 	bool blk;
 	dev_t rdev, dmdev;
 
-	if (posix_memalign(&buf, 4096, 4096))
+	if (create_read_sb(pm, &si))
 		return FR_EXIT_OPERATIONAL;
-	n = read_head(pm, buf, 4096, &size);
-	sb = buf;
-	if (n < 0) {
-		fr_err("cannot read %s: %s", pm, strerror(-n));
-		free(buf);
-		return FR_EXIT_OPERATIONAL;
-	}
-	if (le64_to_cpu(sb->magic) != FR_SB_MAGIC) {
-		fr_err("%s has no dm-fr superblock: run frctl format first (or create --format)",
-		       pm);
-		free(buf);
-		return FR_EXIT_OPERATIONAL;
-	}
-	if (fr_sb_decode(sb, size, &g, &why)) {
-		fr_err("%s: %s (frctl check %s tells more)", pm, why, pm);
-		free(buf);
-		return FR_EXIT_OPERATIONAL;
-	}
-	memcpy(idbuf, sb->origin_id, sizeof(idbuf));
-	idbuf[sizeof(idbuf) - 1] = 0;
-	uuid_hex(sb->uuid, hex);
-	free(buf);
-	snprintf(dm_uuid, sizeof(dm_uuid), FR_UUID_PREFIX "%s", hex);
-	snprintf(to->uuid, sizeof(to->uuid), "%s", hex);
+	g = &si.geo;
+	id = si.origin_id;
+	snprintf(dm_uuid, sizeof(dm_uuid), FR_UUID_PREFIX "%s", si.uuid_hex);
+	snprintf(to->uuid, sizeof(to->uuid), "%s", si.uuid_hex);
 
 	fd = open(origin, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -305,30 +311,30 @@ static int create_device(const char *name, const char *pm, const char *origin,
 		return FR_EXIT_OPERATIONAL;
 	}
 	close(fd);
-	if (origin_bytes >> FR_SECTOR_SHIFT != g.origin_sectors) {
+	if (origin_bytes >> FR_SECTOR_SHIFT != g->origin_sectors) {
 		fr_err("%s was formatted for an origin of %llu sectors; %s has %llu",
-		       pm, (unsigned long long)g.origin_sectors, origin,
+		       pm, (unsigned long long)g->origin_sectors, origin,
 		       (unsigned long long)(origin_bytes >> FR_SECTOR_SHIFT));
 		return FR_EXIT_OPERATIONAL;
 	}
-	if (!origin_resolve_id(idbuf, recorded, sizeof(recorded))) {
+	if (!origin_resolve_id(id, recorded, sizeof(recorded))) {
 		if (!same_device(recorded, origin)) {
 			if (!force) {
 				fr_err("%s was formatted for origin %s (%s), not %s; --force to use it anyway",
-				       pm, idbuf, recorded, origin);
+				       pm, id, recorded, origin);
 				return FR_EXIT_OPERATIONAL;
 			}
 			fr_warn("%s was formatted for origin %s, using %s as told",
-				pm, idbuf, origin);
+				pm, id, origin);
 		}
-		snprintf(to->origin_id, sizeof(to->origin_id), "%s", idbuf);
+		snprintf(to->origin_id, sizeof(to->origin_id), "%s", id);
 	} else {
 		if (!quiet)
 			fr_warn("cannot find the recorded origin %s to compare it with %s",
-				idbuf[0] ? idbuf : "(none)", origin);
+				id[0] ? id : "(none)", origin);
 		if (force)
 			snprintf(to->origin_id, sizeof(to->origin_id), "%s",
-				 idbuf);
+				 id);
 	}
 	/* An id the table cannot carry is left to the kernel's own check. */
 	if (!table_word(to->origin_id))
@@ -341,7 +347,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 	snprintf(params, sizeof(params), "%s %s%s", orarg, pmarg, opts);
 	if (dry) {
 		printf("dmsetup create %s --uuid %s --table '0 %llu %s %s'\n",
-		       name, dm_uuid, (unsigned long long)g.origin_sectors,
+		       name, dm_uuid, (unsigned long long)g->origin_sectors,
 		       FR_TARGET, params);
 		return 0;
 	}
@@ -352,7 +358,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 		       other, dm_uuid);
 		return FR_EXIT_OPERATIONAL;
 	}
-	if (dmw_create(name, dm_uuid, g.origin_sectors, FR_TARGET, params,
+	if (dmw_create(name, dm_uuid, g->origin_sectors, FR_TARGET, params,
 		       &dmdev)) {
 		if (!dmw_target_registered(FR_TARGET))
 			fr_err("creating %s failed: the kernel has no fr target (is dm-fr.ko installed? modprobe dm-fr)",
@@ -368,7 +374,7 @@ static int create_device(const char *name, const char *pm, const char *origin,
 			name, strerror(-n));
 	if (!quiet)
 		printf("%s: created (uuid %s, %llu sectors)\n", name, dm_uuid,
-		       (unsigned long long)g.origin_sectors);
+		       (unsigned long long)g->origin_sectors);
 	return 0;
 }
 
@@ -950,34 +956,50 @@ static void pending_forget(const char *hex)
 	rmdir(p);	/* only when empty: the udev rule tests for it */
 }
 
+/*
+ * The superblock of a PM to activate: 0, or -ENOENT when there is none (any
+ * more), or -EUCLEAN when it is there but unusable, which is said here:
+ * neither is an error of autoactivate, and neither is waited for.
+ */
+static int activate_read_sb(const char *pm, struct sb_info *si)
+{
+	switch (sb_read(pm, si)) {
+	case SB_OK:
+		return 0;
+	case SB_NOT_FOUND:
+	case SB_NOT_FR:
+		return -ENOENT;
+	default:
+		fr_warn("%s: %s: %s%s; not activating", pm,
+			sb_state_text(si->state), si->why,
+			sb_state_hint(si->state));
+		return -EUCLEAN;
+	}
+}
+
+/* activate_pm() found nothing to activate: a pending entry is dropped. */
+static bool nothing_to_activate(int r)
+{
+	return r == -ENOENT || r == -EUCLEAN;
+}
+
 static int activate_pm(const char *pm)
 {
-	char idbuf[FR_ORIGIN_ID_LEN], hex[33], dm_uuid[40], name[FRCTL_DM_NAME_LEN];
+	char dm_uuid[40], name[FRCTL_DM_NAME_LEN];
 	char other[FRCTL_DM_NAME_LEN], origin[PATH_MAX];
-	struct fr_geometry g;
-	struct fr_sb_disk *sb;
+	const char *id, *hex;
 	struct table_opts to;
-	const char *why;
-	void *buf;
-	u64 size;
-	int n, r;
+	struct sb_info si;
+	int r;
 
-	if (posix_memalign(&buf, 4096, 4096))
-		return FR_EXIT_OPERATIONAL;
-	n = read_head(pm, buf, 4096, &size);
-	sb = buf;
-	if (n < (int)sizeof(*sb) || le64_to_cpu(sb->magic) != FR_SB_MAGIC ||
-	    fr_sb_decode(sb, size, &g, &why)) {
-		free(buf);
-		return -ENOENT;
-	}
-	memcpy(idbuf, sb->origin_id, sizeof(idbuf));
-	idbuf[sizeof(idbuf) - 1] = 0;
-	uuid_hex(sb->uuid, hex);
+	r = activate_read_sb(pm, &si);
+	if (r)
+		return r;
+	id = si.origin_id;
+	hex = si.uuid_hex;
 	snprintf(dm_uuid, sizeof(dm_uuid), FR_UUID_PREFIX "%s", hex);
 	table_opts_init(&to);
-	r = frtab_lookup(sb->uuid, name, sizeof(name), &to);
-	free(buf);
+	r = frtab_lookup(si.uuid, name, sizeof(name), &to);
 	if (r < 0) {
 		printf("%s: noauto in %s, not activating\n", pm, frtab_path());
 		pending_forget(hex);
@@ -990,8 +1012,8 @@ static int activate_pm(const char *pm)
 		pending_forget(hex);
 		return 0;
 	}
-	if (origin_resolve_id(idbuf, origin, sizeof(origin))) {
-		printf("%s: waiting for origin %s\n", pm, idbuf);
+	if (origin_resolve_id(id, origin, sizeof(origin))) {
+		printf("%s: waiting for origin %s\n", pm, id);
 		pending_remember(hex, pm);
 		return 0;
 	}
@@ -1050,10 +1072,10 @@ int cmd_autoactivate(int argc, char **argv)
 	}
 	if (pmdev) {
 		r = activate_pm(pmdev);
-		if (r == -ENOENT) {
+		if (r == -ENOENT)
 			printf("%s: no dm-fr superblock\n", pmdev);
+		if (nothing_to_activate(r))
 			r = 0;
-		}
 		close(fd);
 		return r;
 	}
@@ -1078,7 +1100,7 @@ int cmd_autoactivate(int argc, char **argv)
 		fclose(f);
 		pm[strcspn(pm, "\n")] = 0;
 		rr = pm[0] ? activate_pm(pm) : -ENOENT;
-		if (rr == -ENOENT) {
+		if (nothing_to_activate(rr)) {
 			/* The PM went away or lost its superblock. */
 			unlink(file);
 			rr = 0;

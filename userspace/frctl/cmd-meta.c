@@ -380,16 +380,6 @@ int cmd_format(int argc, char **argv)
 			 have_uuid ? uuid : NULL, force, json, false, out);
 }
 
-/* Is the image shorter than the PM size its superblock records? */
-static bool truncated(const struct fr_image *im)
-{
-	struct fr_sb_disk sb;
-
-	if (im->size < sizeof(sb) || fr_pm_read(&sb, im->map, sizeof(sb)))
-		return im->size < sizeof(sb);
-	return le64_to_cpu(sb.pm_bytes) > im->size;
-}
-
 /* Open and decode for check, repair and dump; 0 or an exit code. */
 static int open_meta(const char *path, unsigned int flags, struct fr_image *im,
 		     struct fr_meta *m, bool quiet)
@@ -402,24 +392,10 @@ static int open_meta(const char *path, unsigned int flags, struct fr_image *im,
 			path);
 	if (!meta_open(m, im->map, im->size))
 		return 0;
-	if (!quiet) {
-		switch (m->state) {
-		case META_NOT_FR:
-			fr_err("%s: not a dm-fr PM: %s", path, m->why);
-			break;
-		case META_UNSUPPORTED:
-			fr_err("%s: a dm-fr superblock this frctl does not support: %s",
-			       path, m->why);
-			break;
-		default:
-			fr_err("%s: damaged dm-fr superblock: %s%s", path, m->why,
-			       truncated(im) ?
-			       " (the device or image is shorter than the cache it describes: truncated?)" :
-			       "");
-			break;
-		}
-	}
-	return meta_state_exit(m->state);
+	if (!quiet)
+		fr_err("%s: %s: %s%s", path, sb_state_text(m->state), m->why,
+		       sb_state_hint(m->state));
+	return sb_state_exit(m->state);
 }
 
 static void print_report(const char *path, struct fr_meta *m,
@@ -717,6 +693,52 @@ out:
 	return r;
 }
 
+/*
+ * probe's exit codes are fsck's, but for its own "no dm-fr superblock" (2):
+ * udev runs it on every device, and most are not PMs.
+ */
+static int probe_exit(enum sb_state s)
+{
+	return s == SB_NOT_FR ? FR_EXIT_NOTFOUND : sb_state_exit(s);
+}
+
+/* Why a device is not reported, for --verbose, as probe has said it. */
+static void probe_explain(const char *path, const struct sb_info *si)
+{
+	switch (si->state) {
+	case SB_NOT_FR:
+		fprintf(stderr, "frctl probe: %s: no dm-fr superblock\n", path);
+		break;
+	case SB_UNSUPPORTED:
+		fprintf(stderr, "frctl probe: %s: %s: %s\n", path,
+			sb_state_text(si->state), si->why);
+		break;
+	default:
+		fprintf(stderr, "frctl probe: %s: %s%s\n", path, si->why,
+			sb_state_hint(si->state));
+		break;
+	}
+}
+
+static void probe_print(const struct sb_info *si)
+{
+	char enc[FR_ORIGIN_ID_LEN * 4 + 8], us[37];
+
+	udev_encode(si->origin_id, enc, sizeof(enc));
+	uuid_unparse_lower(si->uuid, us);
+	printf("FR_SUPERBLOCK=1\n");
+	printf("FR_VERSION=%u\n", si->version);
+	printf("FR_UUID=%s\n", us);
+	printf("FR_UUID_HEX=%s\n", si->uuid_hex);
+	printf("FR_ORIGIN_ID=%s\n", enc);
+	printf("FR_ORIGIN_SECTORS=%llu\n",
+	       (unsigned long long)si->geo.origin_sectors);
+	printf("FR_CHUNK_SIZE=%llu\n",
+	       (unsigned long long)si->geo.chunk_sectors << FR_SECTOR_SHIFT);
+	printf("FR_NR_CHUNKS=%llu\n", (unsigned long long)si->geo.nr_chunks);
+	printf("FR_PM_BYTES=%llu\n", (unsigned long long)si->geo.pm_bytes);
+}
+
 int cmd_probe(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -724,14 +746,10 @@ int cmd_probe(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	char idbuf[FR_ORIGIN_ID_LEN], enc[FR_ORIGIN_ID_LEN * 4 + 8], us[37], hex[33];
-	struct fr_geometry g;
-	struct fr_sb_disk *sb;
 	bool verbose = false;
-	const char *path, *why = NULL;
-	void *buf;
-	u64 size;
-	int c, n, r;
+	struct sb_info si;
+	const char *path;
+	int c, r;
 
 	while ((c = verb_getopt(argc, argv, ":vh", opts)) != -1) {
 		switch (c) {
@@ -748,47 +766,11 @@ int cmd_probe(int argc, char **argv)
 	r = want_one_arg(argc, argv, "the device", &path);
 	if (r)
 		return r;
-	if (posix_memalign(&buf, 4096, 4096))
-		return FR_EXIT_OPERATIONAL;
-	n = read_head(path, buf, 4096, &size);
-	if (n < 0) {
+	if (sb_read(path, &si) != SB_OK) {
 		if (verbose)
-			fprintf(stderr, "frctl probe: %s: %s\n", path,
-				strerror(-n));
-		free(buf);
-		return FR_EXIT_OPERATIONAL;
+			probe_explain(path, &si);
+		return probe_exit(si.state);
 	}
-	sb = buf;
-	if ((size_t)n < sizeof(sb->magic) ||
-	    le64_to_cpu(sb->magic) != FR_SB_MAGIC) {
-		if (verbose)
-			fprintf(stderr, "frctl probe: %s: no dm-fr superblock\n",
-				path);
-		free(buf);
-		return FR_EXIT_NOTFOUND;
-	}
-	if ((size_t)n < sizeof(*sb) || fr_sb_decode(sb, size, &g, &why)) {
-		if (verbose)
-			fprintf(stderr, "frctl probe: %s: %s\n", path,
-				why ? why : "superblock truncated");
-		free(buf);
-		return FR_EXIT_UNCORRECTED;
-	}
-	memcpy(idbuf, sb->origin_id, FR_ORIGIN_ID_LEN);
-	idbuf[FR_ORIGIN_ID_LEN - 1] = 0;
-	udev_encode(idbuf, enc, sizeof(enc));
-	uuid_unparse_lower(sb->uuid, us);
-	uuid_hex(sb->uuid, hex);
-	printf("FR_SUPERBLOCK=1\n");
-	printf("FR_VERSION=%u\n", le32_to_cpu(sb->version));
-	printf("FR_UUID=%s\n", us);
-	printf("FR_UUID_HEX=%s\n", hex);
-	printf("FR_ORIGIN_ID=%s\n", enc);
-	printf("FR_ORIGIN_SECTORS=%llu\n", (unsigned long long)g.origin_sectors);
-	printf("FR_CHUNK_SIZE=%llu\n",
-	       (unsigned long long)g.chunk_sectors << FR_SECTOR_SHIFT);
-	printf("FR_NR_CHUNKS=%llu\n", (unsigned long long)g.nr_chunks);
-	printf("FR_PM_BYTES=%llu\n", (unsigned long long)g.pm_bytes);
-	free(buf);
+	probe_print(&si);
 	return FR_EXIT_OK;
 }

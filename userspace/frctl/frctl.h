@@ -74,21 +74,46 @@ int image_open(struct fr_image *im, const char *path, unsigned int flags);
 int image_sync(struct fr_image *im);
 void image_close(struct fr_image *im);
 
-/* meta.c: what check, repair, dump and probe do with a mapped image. */
-enum meta_state {
-	META_OK,		/* superblock decoded, cache attached */
-	META_NOT_FR,		/* no dm-fr magic */
-	META_UNSUPPORTED,	/* valid superblock this frctl cannot handle */
-	META_DAMAGED,		/* magic but a bad or unusable superblock */
+/* sb.c: the one reader of a PM's superblock, and what it found. */
+enum sb_state {
+	SB_OK,			/* superblock decoded */
+	SB_NOT_FOUND,		/* no such device or file */
+	SB_IO_ERROR,		/* cannot open or read it */
+	SB_NOT_FR,		/* no dm-fr magic */
+	SB_UNSUPPORTED,		/* valid, but newer than this frctl */
+	SB_DAMAGED,		/* magic but a bad or unusable superblock */
+	SB_TRUNCATED,		/* damaged: shorter than the cache it holds */
 };
 
+struct sb_info {
+	enum sb_state state;
+	const char *why;	/* the reason for any state but SB_OK */
+	int err;		/* SB_NOT_FOUND, SB_IO_ERROR: the errno */
+	u64 dev_bytes;		/* size of the device or image */
+	/* The rest is set for SB_OK only. */
+	struct fr_geometry geo;
+	u32 version;
+	u8 uuid[16];
+	char uuid_hex[33];
+	char origin_id[FR_ORIGIN_ID_LEN];	/* as recorded, with a NUL */
+};
+
+enum sb_state sb_classify(const struct fr_sb_disk *sb, u64 have,
+			  u64 dev_bytes, struct fr_geometry *g,
+			  const char **why);
+enum sb_state sb_read(const char *path, struct sb_info *si);
+const char *sb_state_text(enum sb_state s);
+const char *sb_state_hint(enum sb_state s);
+int sb_state_exit(enum sb_state s);
+
+/* meta.c: what check, repair and dump do with a mapped image. */
 struct fr_meta {
 	struct fr_cache cache;
 	unsigned long *valid_bits;
 	unsigned long *dirty_bits;
 	struct fr_group_scratch *scratch;
 	u32 scratch_len;
-	enum meta_state state;
+	enum sb_state state;
 	const char *why;
 	u64 len;
 };
@@ -115,7 +140,6 @@ struct json_object *meta_counts_json(const struct tag_counts *tc);
 struct json_object *meta_tags_json(struct fr_meta *m);
 void meta_print_sb(FILE *f, struct fr_meta *m);
 bool report_pending(const struct fr_recovery_report *rep);
-int meta_state_exit(enum meta_state s);
 
 /* cmd-meta.c */
 struct option;

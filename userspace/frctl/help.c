@@ -183,8 +183,9 @@ static const struct verb_help helps[] = {
 "  -v, --verbose  say on stderr why a device is not reported\n"
 "  -h, --help     show this help\n"
 "\n"
-"Exit status: 0 found, 2 no dm-fr superblock, 4 damaged superblock, 8 cannot\n"
-"read the device, 16 usage error.\n" },
+"Exit status: 0 found, 2 no dm-fr superblock, 4 damaged or truncated\n"
+"superblock, 8 cannot read the device or a superblock of a newer format,\n"
+"16 usage error.\n" },
 { "autoactivate",
 "Usage: frctl autoactivate [options] --pm DEV\n"
 "       frctl autoactivate [options] --pending\n"

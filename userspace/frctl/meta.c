@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Offline inspection of PM metadata: the part of check, repair, dump and
- * probe that works on a mapped image, with no file or device I/O (the fuzz
+ * Offline inspection of PM metadata: the part of check, repair and dump
+ * that works on a mapped image, with no file or device I/O (the fuzz
  * target calls it on a plain buffer).
  *
- * The superblock is decoded by the core (fr_cache_attach), and the verdict
- * on the tags is the core's own: recovery (fr_recover) and, per tag, the
- * reading it applies (fr_read_slot(): the per-tag rules and the pair rule).
+ * The superblock is judged by sb_classify() (sb.c), as for probe and
+ * create, and decoded by the core (fr_cache_attach). The verdict on the tags
+ * is the core's own: recovery (fr_recover) and, per tag, the reading it
+ * applies (fr_read_slot(): the per-tag rules and the pair rule).
  * What this file adds is reporting: counts per flag, and for dump each
  * corrupt tag's reason.
  */
@@ -24,46 +25,40 @@ static const struct fr_sb_disk *sb_of(const struct fr_meta *m)
 	return m->cache.sb;
 }
 
-/* A checksum-valid superblock that is newer than this frctl understands. */
-static bool sb_unsupported(const void *pm, u64 len)
+/*
+ * The superblock's verdict, from sb_classify() as for every verb. On PM an
+ * unreadable superblock (a machine check) is damaged media, not a device
+ * that failed to open: it is SB_DAMAGED here.
+ */
+static enum sb_state meta_classify(struct fr_meta *m, void *pm, u64 len)
 {
 	struct fr_sb_disk sb;
+	struct fr_geometry g;
+	u64 have = len < sizeof(sb) ? len : sizeof(sb);
 
-	if (len < sizeof(sb) || fr_pm_read(&sb, pm, sizeof(sb)))
-		return false;
-	if (fr_sb_csum(&sb) != le32_to_cpu(sb.csum))
-		return false;
-	return le32_to_cpu(sb.version) != FR_FORMAT_VERSION ||
-	       (le64_to_cpu(sb.incompat_features) & ~FR_INCOMPAT_SUPPORTED);
+	memset(&sb, 0, sizeof(sb));
+	if (have && fr_pm_read(&sb, pm, have)) {
+		m->why = "superblock unreadable (I/O error)";
+		return SB_DAMAGED;
+	}
+	return sb_classify(&sb, have, len, &g, &m->why);
 }
 
 int meta_open(struct fr_meta *m, void *pm, u64 len)
 {
 	const struct fr_geometry *g;
-	u64 magic, i, incomplete = 0, commit, longs;
+	u64 i, incomplete = 0, commit, longs;
 	int r;
 
 	memset(m, 0, sizeof(*m));
 	m->len = len;
-	if (len < sizeof(magic)) {
-		m->state = META_NOT_FR;
-		m->why = "too small to hold a dm-fr superblock";
-		return -EINVAL;
-	}
-	if (fr_pm_load8(pm, &magic)) {
-		m->state = META_DAMAGED;
-		m->why = "superblock unreadable (I/O error)";
-		return -EIO;
-	}
-	if (magic != FR_SB_MAGIC) {
-		m->state = META_NOT_FR;
-		m->why = "no dm-fr superblock (bad magic)";
-		return -EINVAL;
-	}
+	m->state = meta_classify(m, pm, len);
+	if (m->state != SB_OK)
+		return -EINVAL;		/* m->state and m->why say why */
 	r = fr_cache_attach(&m->cache, pm, len, NULL, NULL, &m->why);
 	if (r) {
-		m->state = sb_unsupported(pm, len) ? META_UNSUPPORTED :
-			   META_DAMAGED;
+		/* Read again and refused: the PM changed or failed under us. */
+		m->state = SB_DAMAGED;
 		return r;
 	}
 	g = &m->cache.geo;
@@ -83,7 +78,7 @@ int meta_open(struct fr_meta *m, void *pm, u64 len)
 	m->scratch_len = incomplete ? (u32)(incomplete > 0xffffffffULL ?
 					    0xffffffffULL : incomplete) : 1;
 	m->scratch = xcalloc(m->scratch_len, sizeof(*m->scratch));
-	m->state = META_OK;
+	m->state = SB_OK;
 	return 0;
 }
 
@@ -101,20 +96,6 @@ int meta_recover(struct fr_meta *m, enum fr_recover_mode mode,
 {
 	return fr_recover(&m->cache, mode, m->scratch, m->scratch_len, rep,
 			  &m->why);
-}
-
-int meta_state_exit(enum meta_state s)
-{
-	switch (s) {
-	case META_OK:
-		return FR_EXIT_OK;
-	case META_DAMAGED:
-		return FR_EXIT_UNCORRECTED;
-	case META_NOT_FR:
-	case META_UNSUPPORTED:
-	default:
-		return FR_EXIT_OPERATIONAL;
-	}
 }
 
 bool report_pending(const struct fr_recovery_report *rep)
@@ -188,16 +169,21 @@ static void time_str(u64 t, char *buf, size_t len)
 		snprintf(buf, len, "invalid");
 }
 
-static const char *state_name(enum meta_state s)
+/* JSON's names; a truncated PM is "damaged" there, as it always was. */
+static const char *state_name(enum sb_state s)
 {
 	switch (s) {
-	case META_OK:
+	case SB_OK:
 		return "ok";
-	case META_NOT_FR:
+	case SB_NOT_FR:
 		return "not-dm-fr";
-	case META_UNSUPPORTED:
+	case SB_UNSUPPORTED:
 		return "unsupported";
-	case META_DAMAGED:
+	case SB_NOT_FOUND:
+	case SB_IO_ERROR:
+		return "error";
+	case SB_DAMAGED:
+	case SB_TRUNCATED:
 	default:
 		return "damaged";
 	}
@@ -212,7 +198,7 @@ struct json_object *meta_sb_json(struct fr_meta *m)
 	u64 chunk_bytes;
 
 	add_str(o, "state", state_name(m->state));
-	if (m->state != META_OK) {
+	if (m->state != SB_OK) {
 		add_str(o, "error", m->why ? m->why : "unknown");
 		return o;
 	}

@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	if (meta_open(&m, buf, size)) {
 		json_consume(meta_sb_json(&m));
-		(void)meta_state_exit(m.state);
+		(void)sb_state_exit(m.state);
 		goto out;
 	}
 	json_consume(meta_sb_json(&m));

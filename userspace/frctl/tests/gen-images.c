@@ -402,6 +402,12 @@ static void gen_full(const char *dir)
 	img_free(&im);
 
 	img_format(&im, L, OS, R);
+	((struct fr_sb_disk *)im.pm)->incompat_features = cpu_to_le64(1ULL << 63);
+	resum(&im);
+	img_save(&im, dir, "future-feature.img", L);
+	img_free(&im);
+
+	img_format(&im, L, OS, R);
 	((struct fr_sb_disk *)im.pm)->region_chunks = cpu_to_le32(3);
 	resum(&im);
 	img_save(&im, dir, "bad-geometry.img", L);

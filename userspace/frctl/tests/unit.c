@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of frctl's pure parts: number parsing, the status line parser
- * and its JSON, udev encoding, uuids, and the SIGBUS-guarded PM read.
+ * and its JSON, udev encoding, uuids, the SIGBUS-guarded PM read, and the
+ * superblock classifier.
  * Prints one line per failure and "N passed, N failed" at the end.
  */
 #include <errno.h>
@@ -193,12 +194,118 @@ static void test_sigbus(void)
 	close(fd);
 }
 
+/* A valid superblock for a PM of pm_bytes, as format writes it. */
+static void sb_good(struct fr_sb_disk *sb, u64 pm_bytes)
+{
+	struct fr_format_params p;
+	struct fr_geometry g;
+	const char *why;
+
+	memset(&p, 0, sizeof(p));
+	p.origin_sectors = 16384;
+	p.region_chunks = 16;
+	snprintf(p.origin_id, sizeof(p.origin_id), "origin");
+	CHECK(!fr_geometry_layout(&g, pm_bytes, &p, &why));
+	fr_sb_encode(sb, &g, &p);
+}
+
+static enum sb_state classify(const struct fr_sb_disk *sb, u64 have, u64 dev)
+{
+	struct fr_geometry g;
+	const char *why = NULL;
+	enum sb_state s = sb_classify(sb, have, dev, &g, &why);
+
+	CHECK(s == SB_OK || why);
+	return s;
+}
+
+static void resum(struct fr_sb_disk *sb)
+{
+	sb->csum = cpu_to_le32(fr_sb_csum(sb));
+}
+
+/* The one classifier: what each kind of superblock is called. */
+static void test_sb_classify(void)
+{
+	const u64 L = 1 << 20;
+	struct fr_sb_disk sb;
+
+	sb_good(&sb, L);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_OK);
+	CHECK(classify(&sb, sizeof(sb), 2 * L) == SB_OK);
+	CHECK(classify(&sb, 7, L) == SB_NOT_FR);
+	CHECK(classify(&sb, 100, L) == SB_TRUNCATED);
+	CHECK(classify(&sb, sizeof(sb), L / 2) == SB_TRUNCATED);
+	sb.magic = cpu_to_le64(FR_SB_MAGIC + 1);
+	resum(&sb);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_NOT_FR);
+
+	sb_good(&sb, L);
+	sb.origin_id[3] ^= 0x10;
+	CHECK(classify(&sb, sizeof(sb), L) == SB_DAMAGED);
+	/* A damaged superblock's size is not believed: no "truncated". */
+	CHECK(classify(&sb, sizeof(sb), L / 2) == SB_DAMAGED);
+
+	sb_good(&sb, L);
+	sb.version = cpu_to_le32(FR_FORMAT_VERSION + 1);
+	resum(&sb);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_UNSUPPORTED);
+	/* Nor is a newer format's: its fields may mean something else. */
+	CHECK(classify(&sb, sizeof(sb), L / 2) == SB_UNSUPPORTED);
+	sb.csum ^= cpu_to_le32(1);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_DAMAGED);
+
+	sb_good(&sb, L);
+	sb.incompat_features = cpu_to_le64(1ULL << 63);
+	resum(&sb);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_UNSUPPORTED);
+
+	sb_good(&sb, L);
+	sb.region_chunks = cpu_to_le32(3);
+	resum(&sb);
+	CHECK(classify(&sb, sizeof(sb), L) == SB_DAMAGED);
+
+	CHECK(sb_state_exit(SB_OK) == FR_EXIT_OK);
+	CHECK(sb_state_exit(SB_DAMAGED) == FR_EXIT_UNCORRECTED);
+	CHECK(sb_state_exit(SB_TRUNCATED) == FR_EXIT_UNCORRECTED);
+	CHECK(sb_state_exit(SB_UNSUPPORTED) == FR_EXIT_OPERATIONAL);
+	CHECK(sb_state_exit(SB_NOT_FR) == FR_EXIT_OPERATIONAL);
+	CHECK(*sb_state_hint(SB_TRUNCATED) && !*sb_state_hint(SB_DAMAGED));
+}
+
+/* sb_read() on files: what it cannot read is told apart from garbage. */
+static void test_sb_read(void)
+{
+	char path[] = "/tmp/frctl-unit-XXXXXX";
+	struct fr_sb_disk sb;
+	struct sb_info si;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	sb_good(&sb, 1 << 20);
+	CHECK(pwrite(fd, &sb, sizeof(sb), 0) == sizeof(sb));
+	CHECK(!ftruncate(fd, 1 << 20));
+	CHECK(sb_read(path, &si) == SB_OK);
+	CHECK(si.version == FR_FORMAT_VERSION && si.dev_bytes == 1 << 20);
+	CHECK(!strcmp(si.origin_id, "origin"));
+	CHECK(si.geo.origin_sectors == 16384 && strlen(si.uuid_hex) == 32);
+	CHECK(!ftruncate(fd, 100));
+	CHECK(sb_read(path, &si) == SB_TRUNCATED);
+	close(fd);
+	unlink(path);
+	CHECK(sb_read(path, &si) == SB_NOT_FOUND && si.err == ENOENT);
+}
+
 int main(void)
 {
 	test_numbers();
 	test_status();
 	test_strings();
 	test_sigbus();
+	test_sb_classify();
+	test_sb_read();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
