@@ -537,8 +537,10 @@ fs_run() {
 # job and the paper mix where asked (BENCH_STREAM_FS, BENCH_MIX_FS).  The
 # first BENCH_REPS repetitions run every job on every configuration
 # (dm-writecache only on BENCH_FS_WC, for time); the repetitions after them,
-# up to BENCH_HEADLINE_REPS, run the varmail job alone on the FS on raw PM and
-# on dm-fr (the headline ratio's two sides).
+# up to BENCH_HEADLINE_REPS, run the varmail job alone on the FS on raw PM, on
+# dm-linear over PM and on dm-fr (the headline ratio's two sides and its
+# ceiling). BENCH_FS_CONFIGS and BENCH_FS_HEADLINE_CONFIGS override the two
+# lists (experiments: frwb0 and the other fr variants of mkcfg).
 fs_set() {
 	local rep fs cfg cfgs orfs jobs nrep=$REPS
 	[ "$HREPS" -gt "$nrep" ] && nrep=$HREPS
