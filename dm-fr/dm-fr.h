@@ -195,9 +195,8 @@ struct dm_fr {
 	void *pm_addr;
 	u64 pm_bytes;
 	pgoff_t pm_pgoff;		/* the PM's first page on its dax device */
-	/* Bad pages found at load; the core's view of them (NULL: none). */
+	/* Bad pages found at load (their bitmaps: cache.bad, fr-badpm.c). */
 	struct fr_badpm badpm;
-	struct fr_bad bad;
 	/* Physical pages of the PM, so no other target maps them too. */
 	unsigned long pm_pfn, pm_pages;
 
@@ -259,7 +258,6 @@ struct dm_fr {
 	unsigned long wb_swept_at;	/* start of the last full pass */
 	unsigned long wb_busy_at;	/* the last tick that saw writes */
 	unsigned long wb_collided_at;	/* ... and a forced writeback */
-	unsigned long wb_polled_at;	/* the last watermark check */
 	bool wb_stopped;		/* suspended or being destroyed */
 	u32 wb_unreadable;		/* skipped by the last pass: PM errors */
 	bool degraded;			/* the last writeback failed */

@@ -189,11 +189,11 @@ static enum fr_page_kind fr_page_kind(const struct fr_geometry *g, u64 pg,
 void fr_badpm_free(struct dm_fr *fr)
 {
 	kvfree(fr->badpm.ranges);
-	kvfree(fr->bad.chunks);
-	kvfree(fr->bad.tag_slots);
-	kvfree(fr->bad.lost);
+	kvfree(fr->cache.bad.chunks);
+	kvfree(fr->cache.bad.tag_slots);
+	kvfree(fr->cache.bad.lost);
 	memset(&fr->badpm, 0, sizeof(fr->badpm));
-	memset(&fr->bad, 0, sizeof(fr->bad));
+	memset(&fr->cache.bad, 0, sizeof(fr->cache.bad));
 }
 
 /*
@@ -212,10 +212,10 @@ int fr_badpm_apply(struct dm_fr *fr, char **error)
 
 	if (!b->nr)
 		return 0;
-	fr->bad.chunks = kvcalloc(fr_bitmap_longs(g), sizeof(long), GFP_KERNEL);
-	fr->bad.tag_slots = kvcalloc(slot_longs, sizeof(long), GFP_KERNEL);
-	fr->bad.lost = kvcalloc(slot_longs, sizeof(long), GFP_KERNEL);
-	if (!fr->bad.chunks || !fr->bad.tag_slots || !fr->bad.lost) {
+	fr->cache.bad.chunks = kvcalloc(fr_bitmap_longs(g), sizeof(long), GFP_KERNEL);
+	fr->cache.bad.tag_slots = kvcalloc(slot_longs, sizeof(long), GFP_KERNEL);
+	fr->cache.bad.lost = kvcalloc(slot_longs, sizeof(long), GFP_KERNEL);
+	if (!fr->cache.bad.chunks || !fr->cache.bad.tag_slots || !fr->cache.bad.lost) {
 		*error = "Cannot allocate the bad chunk bitmaps";
 		return -ENOMEM;
 	}
@@ -229,14 +229,14 @@ int fr_badpm_apply(struct dm_fr *fr, char **error)
 		for (pg = r->page; pg < r->page + r->nr; pg++) {
 			switch (fr_page_kind(g, pg, &first, &last)) {
 			case FR_PAGE_TAGS:
-				bitmap_set(fr->bad.tag_slots, first,
+				bitmap_set(fr->cache.bad.tag_slots, first,
 					   last - first + 1);
 				if (!fr->fresh)
-					bitmap_set(fr->bad.lost, first,
+					bitmap_set(fr->cache.bad.lost, first,
 						   last - first + 1);
 				break;
 			case FR_PAGE_DATA:
-				set_bit(first, fr->bad.chunks);
+				set_bit(first, fr->cache.bad.chunks);
 				break;
 			case FR_PAGE_OTHER:
 				break;
@@ -245,10 +245,7 @@ int fr_badpm_apply(struct dm_fr *fr, char **error)
 	}
 	DMWARN("%s: %llu bad PM pages in %u ranges: %llu chunks retired, %llu slots with unreadable tags",
 	       name, b->pages, b->nr, fr_badpm_retired(fr),
-	       (u64)bitmap_weight(fr->bad.tag_slots, g->nr_slots));
-	/* Recovery runs at preresume; fr_format_bad() sets its own. */
-	if (!fr->fresh)
-		fr->cache.bad = fr->bad;
+	       (u64)bitmap_weight(fr->cache.bad.tag_slots, g->nr_slots));
 	return 0;
 }
 
@@ -258,20 +255,20 @@ u64 fr_badpm_retired(struct dm_fr *fr)
 	const struct fr_geometry *g = &fr->cache.geo;
 	u64 n = 0, i;
 
-	if (!fr->bad.chunks)
+	if (!fr->cache.bad.chunks)
 		return 0;
-	for_each_set_bit(i, fr->bad.tag_slots, g->nr_slots)
+	for_each_set_bit(i, fr->cache.bad.tag_slots, g->nr_slots)
 		n += 2;
-	for_each_set_bit(i, fr->bad.chunks, g->nr_chunks)
-		n += !test_bit(i >> 1, fr->bad.tag_slots);
+	for_each_set_bit(i, fr->cache.bad.chunks, g->nr_chunks)
+		n += !test_bit(i >> 1, fr->cache.bad.tag_slots);
 	return n;
 }
 
 u64 fr_badpm_lost(struct dm_fr *fr)
 {
-	if (!fr->bad.lost)
+	if (!fr->cache.bad.lost)
 		return 0;
-	return bitmap_weight(fr->bad.lost, fr->cache.geo.nr_slots);
+	return bitmap_weight(fr->cache.bad.lost, fr->cache.geo.nr_slots);
 }
 
 /*
@@ -359,7 +356,7 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 	u64 pg, first, last, s, back = 0;
 	u32 i;
 
-	if (!fr->bad.chunks)
+	if (!fr->cache.bad.chunks)
 		return 0;
 	for (i = 0; i < b->nr; i++) {
 		for (pg = b->ranges[i].page;
@@ -371,20 +368,20 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 				continue;
 			fr_lock_slots(fr, k, first, last, true);
 			if (k == FR_PAGE_DATA) {
-				ok = test_bit(first, fr->bad.chunks) &&
+				ok = test_bit(first, fr->cache.bad.chunks) &&
 				     !test_bit(first, fr->cache.valid_bits) &&
-				     !test_bit(first >> 1, fr->bad.tag_slots);
+				     !test_bit(first >> 1, fr->cache.bad.tag_slots);
 			} else {
 				for (s = first; s <= last && ok; s++)
-					ok = test_bit(s, fr->bad.tag_slots) &&
-					     !test_bit(s, fr->bad.lost);
+					ok = test_bit(s, fr->cache.bad.tag_slots) &&
+					     !test_bit(s, fr->cache.bad.lost);
 			}
 			if (ok && fr_clear_page(fr, pg)) {
 				if (k == FR_PAGE_DATA && fr_chunk_maps(fr, first)) {
-					clear_bit(first, fr->bad.chunks);
+					clear_bit(first, fr->cache.bad.chunks);
 					back++;
 				} else if (k == FR_PAGE_TAGS) {
-					bitmap_clear(fr->bad.tag_slots, first,
+					bitmap_clear(fr->cache.bad.tag_slots, first,
 						     last - first + 1);
 					back += 2 * (last - first + 1);
 				}
@@ -406,7 +403,7 @@ u64 fr_badpm_forget(struct dm_fr *fr)
 	const struct fr_geometry *g = &fr->cache.geo;
 	u64 pos, n = 0, d;
 
-	if (!fr->bad.chunks)
+	if (!fr->cache.bad.chunks)
 		return 0;
 	for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
 		struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));

@@ -810,27 +810,14 @@ u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)
 	return n;
 }
 
-/* bitmap_weight() counts up to UINT_MAX bits; a cache has up to 2^33. */
-#define FR_WEIGHT_STEP	(1U << 31)
-
-static u64 count_bits(const unsigned long *bits, u64 nbits)
-{
-	u64 n = 0, done;
-
-	for (done = 0; done < nbits; done += FR_WEIGHT_STEP)
-		n += bitmap_weight(bits + done / BITS_PER_LONG,
-				   min_t(u64, nbits - done, FR_WEIGHT_STEP));
-	return n;
-}
-
 u64 fr_count_valid(const struct fr_cache *c)
 {
-	return count_bits(c->valid_bits, c->geo.nr_chunks);
+	return atomic64_read(&c->nr_valid);
 }
 
 u64 fr_count_dirty(const struct fr_cache *c)
 {
-	return count_bits(c->dirty_bits, c->geo.nr_chunks);
+	return atomic64_read(&c->nr_dirty);
 }
 
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
@@ -858,6 +845,8 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 	c->valid_bits = valid_bits;
 	c->dirty_bits = dirty_bits;
 	memset(&c->bad, 0, sizeof(c->bad));
+	atomic64_set(&c->nr_valid, 0);
+	atomic64_set(&c->nr_dirty, 0);
 	atomic64_set(&c->next_seq, 0);
 	return 0;
 }
@@ -878,6 +867,8 @@ int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
 		  const char **why)
 {
 	struct fr_sb_disk *sb_pm = pm, sb;
+	/* bad may be &c->bad, which attaching clears. */
+	const struct fr_bad keep = *bad;
 	struct fr_geometry g;
 	struct fr_tag_disk *tags;
 	u64 i;
@@ -892,7 +883,7 @@ int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
 	tags = (struct fr_tag_disk *)((u8 *)pm + g.tags_offset);
 	for (i = 0; i < g.nr_chunks; i++) {
 		/* A retired slot's tags are never read: they stay as they are. */
-		if (bad->tag_slots && test_bit(i >> 1, bad->tag_slots))
+		if (keep.tag_slots && test_bit(i >> 1, keep.tag_slots))
 			continue;
 		fr_pm_store8(&tags[i].commit, 0);
 		fr_pm_store8(&tags[i].seq, 0);
@@ -911,6 +902,6 @@ int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
 		return r;
 	memset(valid_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
 	memset(dirty_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
-	c->bad = *bad;
+	c->bad = keep;
 	return 0;
 }

@@ -111,6 +111,12 @@ struct fr_cache {
 	/* DRAM state: one bit per PM chunk each, rebuilt by fr_recover(). */
 	unsigned long *valid_bits;
 	unsigned long *dirty_bits;
+	/*
+	 * How many bits each has set, kept in step with them (set_commit(),
+	 * recovery) so that status and writeback count without a scan. Beside
+	 * next_seq: the cache line every write touches already.
+	 */
+	atomic64_t nr_valid, nr_dirty;
 	atomic64_t next_seq;
 	/* PM known to be unreadable (none when NULL): struct fr_bad. */
 	struct fr_bad bad;
@@ -435,7 +441,7 @@ int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
  */
 u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr);
 
-/* Counters derived from the DRAM bitmaps. */
+/* Valid and dirty PM chunks: counts kept with the bitmaps, no scan. */
 u64 fr_count_valid(const struct fr_cache *c);
 u64 fr_count_dirty(const struct fr_cache *c);
 

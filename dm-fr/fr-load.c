@@ -285,7 +285,7 @@ static void fr_init_bad_report(struct dm_fr *fr)
 {
 	u64 back;
 
-	if (!fr->bad.chunks)
+	if (!fr->cache.bad.chunks)
 		return;
 	back = fr_badpm_clear(fr);
 	DMWARN("%s: %llu PM chunks retired (bad blocks), %llu brought back by clearing poison",
@@ -307,7 +307,7 @@ int fr_init_pm(struct dm_fr *fr)
 		r = fr_format_bad(&fr->cache, fr->pm_addr, fr->pm_bytes,
 				  &fr->fmt, fr->cache.valid_bits,
 				  fr->cache.dirty_bits,
-				  &fr->bad, &why);
+				  &fr->cache.bad, &why);
 		if (r) {
 			DMERR("%s: cannot format the PM: %s", name, why);
 			return r;

@@ -271,7 +271,7 @@ static void recover_slots(struct recovery *rv)
 	struct fr_cache *c = rv->c;
 	struct fr_recovery_report *rep = rv->rep;
 	struct fr_tag_read t[2];
-	u64 s, rc[2];
+	u64 s, rc[2], nr_valid = 0, nr_dirty = 0;
 	u32 i;
 
 	for (s = 0; s < c->geo.nr_slots; s++) {
@@ -307,18 +307,22 @@ static void recover_slots(struct recovery *rv)
 
 			if (rc[i] & FR_TAG_VALID) {
 				set_bit(p, c->valid_bits);
-				rep->valid++;
+				nr_valid++;
 			} else {
 				clear_bit(p, c->valid_bits);
 			}
 			if ((rc[i] & FR_TAG_VALID) && (rc[i] & FR_TAG_DIRTY)) {
 				set_bit(p, c->dirty_bits);
-				rep->dirty++;
+				nr_dirty++;
 			} else {
 				clear_bit(p, c->dirty_bits);
 			}
 		}
 	}
+	atomic64_set(&c->nr_valid, nr_valid);
+	atomic64_set(&c->nr_dirty, nr_dirty);
+	rep->valid += nr_valid;
+	rep->dirty += nr_dirty;
 	if (rv->store)
 		fr_pm_fence();
 }

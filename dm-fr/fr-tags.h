@@ -39,20 +39,28 @@ static inline bool commit_holds(u64 commit, fr_ochunk_t key)
 	return (commit & FR_TAG_VALID) && fr_commit_key(commit) == from_ochunk(key);
 }
 
-/* Store a commit word and keep the DRAM bitmaps in step with it. */
+/* Set or clear bit i of bits, and count the change in *nr. */
+static inline void set_counted_bit(unsigned long *bits, atomic64_t *nr,
+				   u64 i, bool on)
+{
+	if (on) {
+		if (!test_and_set_bit(i, bits))
+			atomic64_inc(nr);
+	} else if (test_and_clear_bit(i, bits)) {
+		atomic64_dec(nr);
+	}
+}
+
+/* Store a commit word and keep the DRAM bitmaps and counts in step. */
 static inline void set_commit(struct fr_cache *c, fr_pchunk_t p, u64 commit)
 {
 	u64 i = from_pchunk(p);
 
 	fr_pm_store8(&c->tags[i].commit, commit);
-	if (commit & FR_TAG_VALID)
-		set_bit(i, c->valid_bits);
-	else
-		clear_bit(i, c->valid_bits);
-	if ((commit & FR_TAG_VALID) && (commit & FR_TAG_DIRTY))
-		set_bit(i, c->dirty_bits);
-	else
-		clear_bit(i, c->dirty_bits);
+	set_counted_bit(c->valid_bits, &c->nr_valid, i,
+			commit & FR_TAG_VALID);
+	set_counted_bit(c->dirty_bits, &c->nr_dirty, i,
+			(commit & FR_TAG_VALID) && (commit & FR_TAG_DIRTY));
 }
 
 static inline fr_pchunk_t slot_chunk(fr_slot_t s, unsigned int i)

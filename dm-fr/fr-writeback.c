@@ -24,7 +24,7 @@
 
 #include "dm-fr.h"
 
-#define FR_WB_POLL_MS		100
+#define FR_WB_POLL_MS		100	/* the tick with a period of 0 */
 #define FR_WB_IDLE_MS		100	/* no write this long: idle */
 #define FR_WB_COLLIDED_MS	250	/* no deferral this long after a collision */
 #define FR_WB_BACKOFF_MIN_MS	100
@@ -437,17 +437,9 @@ static bool wb_sweep_due(struct dm_fr *fr)
 	       time_after_eq(now, fr->wb_swept_at + msecs_to_jiffies(defer));
 }
 
-/*
- * The watermark check, at most every FR_WB_POLL_MS when the period is
- * shorter: counting dirty chunks scans the bitmap.
- */
-static bool wb_over_high_watermark(struct dm_fr *fr, unsigned int period)
+/* Past the high watermark? (The count is kept, not scanned: every tick.) */
+static bool wb_over_high_watermark(struct dm_fr *fr)
 {
-	if (period && period < FR_WB_POLL_MS &&
-	    time_before(jiffies, fr->wb_polled_at +
-			msecs_to_jiffies(FR_WB_POLL_MS)))
-		return false;
-	fr->wb_polled_at = jiffies;
 	return dirty_percent(fr) >= READ_ONCE(fr->high_watermark);
 }
 
@@ -461,7 +453,7 @@ static unsigned int wb_tick_ms(struct dm_fr *fr)
 
 /*
  * Stop ticking if nothing is dirty and no write came for FR_WB_IDLE_MS: on
- * an idle device a tick buys nothing and costs a timer and a scan of the
+ * an idle device a tick buys nothing and costs a timer and a pass over the
  * dirty bitmap (32 MiB for a 1 TiB PM) every period. The first write that
  * dirties a chunk wakes the worker (fr_writeback_note_dirty()). True if
  * asleep; the caller does not queue the work again.
@@ -511,7 +503,7 @@ static void writeback_work(struct work_struct *work)
 		r = writeback_pass(fr, false);
 		if (!r)
 			fr->wb_swept_at = start;
-	} else if (wb_over_high_watermark(fr, period)) {
+	} else if (wb_over_high_watermark(fr)) {
 		r = writeback_pass(fr, true);
 	}
 
@@ -634,7 +626,6 @@ void fr_writeback_start(struct dm_fr *fr)
 	fr->wb_swept_at = jiffies;
 	fr->wb_busy_at = jiffies;
 	fr->wb_collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
-	fr->wb_polled_at = jiffies;
 	atomic_set(&fr->wb_asleep, 0);
 	WRITE_ONCE(fr->wb_stopped, false);
 	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);

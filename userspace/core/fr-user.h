@@ -108,6 +108,18 @@ static inline void clear_bit(unsigned long nr, unsigned long *addr)
 	__atomic_fetch_and(&addr[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
+static inline bool test_and_set_bit(unsigned long nr, unsigned long *addr)
+{
+	return __atomic_fetch_or(&addr[BIT_WORD(nr)], BIT_MASK(nr),
+				 __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
+static inline bool test_and_clear_bit(unsigned long nr, unsigned long *addr)
+{
+	return __atomic_fetch_and(&addr[BIT_WORD(nr)], ~BIT_MASK(nr),
+				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
+}
+
 static inline bool test_bit(unsigned long nr, const unsigned long *addr)
 {
 	return (__atomic_load_n(&addr[BIT_WORD(nr)], __ATOMIC_RELAXED) >>
@@ -165,6 +177,16 @@ static inline void atomic64_set(atomic64_t *v, s64 i)
 static inline s64 atomic64_inc_return(atomic64_t *v)
 {
 	return __atomic_add_fetch(&v->counter, 1, __ATOMIC_RELAXED);
+}
+
+static inline void atomic64_inc(atomic64_t *v)
+{
+	__atomic_add_fetch(&v->counter, 1, __ATOMIC_RELAXED);
+}
+
+static inline void atomic64_dec(atomic64_t *v)
+{
+	__atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELAXED);
 }
 
 /*

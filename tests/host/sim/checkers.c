@@ -354,7 +354,7 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 {
 	const struct fr_geometry *g = &cc->geo;
 	struct readtally t = { 0, 0 };
-	u64 p, k;
+	u64 p, k, nv = 0, nd = 0;
 	u32 i, n;
 
 	for (p = 0; p < g->nr_chunks; p++) {
@@ -365,6 +365,8 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 		    d != test_bit(p, cc->dirty_bits))
 			violation("DRAM bitmaps disagree with tag %llu (%#llx)",
 				  (unsigned long long)p, (unsigned long long)cw);
+		nv += test_bit(p, cc->valid_bits);
+		nd += test_bit(p, cc->dirty_bits);
 		if (!v)
 			continue;
 		if (cw & FR_TAG_INCOMPLETE)
@@ -399,6 +401,12 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 			}
 		}
 	}
+	if (fr_count_valid(cc) != nv || fr_count_dirty(cc) != nd)
+		violation("counts disagree with the bitmaps: %llu valid (bits: %llu), %llu dirty (bits: %llu)",
+			  (unsigned long long)fr_count_valid(cc),
+			  (unsigned long long)nv,
+			  (unsigned long long)fr_count_dirty(cc),
+			  (unsigned long long)nd);
 
 	/* Reads: the keys the op could touch, and every key now on PM. */
 	if (all_keys) {

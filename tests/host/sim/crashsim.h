@@ -97,7 +97,7 @@ struct snap {
 	u32 nops, nlog;
 	u64 cursor;
 	unsigned long *vb, *db;
-	s64 next_seq;
+	s64 next_seq, nr_valid, nr_dirty;
 	char (*log)[LOG_LEN];
 	struct simpm_epoch pending;	/* PM stores not fenced yet */
 	struct so_write *ocache;	/* the origin's unflushed writes */

@@ -42,6 +42,8 @@ static void snap_take(struct snap *sn)
 	memcpy(sn->log, S.log, sizeof(*sn->log) * S.nlog);
 	sn->cursor = S.cursor;
 	sn->next_seq = atomic64_read(&S.c.next_seq);
+	sn->nr_valid = atomic64_read(&S.c.nr_valid);
+	sn->nr_dirty = atomic64_read(&S.c.nr_dirty);
 	simpm_epoch_copy(&sn->pending, &S.pm.ep);
 	free(sn->ocache);
 	sn->ocache = xmalloc((S.org.ncache + 1) * sizeof(*sn->ocache));
@@ -76,6 +78,8 @@ static void snap_restore(const struct snap *sn)
 	memcpy(S.log, sn->log, sizeof(*sn->log) * sn->nlog);
 	S.cursor = sn->cursor;
 	atomic64_set(&S.c.next_seq, sn->next_seq);
+	atomic64_set(&S.c.nr_valid, sn->nr_valid);
+	atomic64_set(&S.c.nr_dirty, sn->nr_dirty);
 	simpm_set_pending(&S.pm, &sn->pending);
 	S.inflight = 0;
 }
