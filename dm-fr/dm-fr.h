@@ -4,9 +4,13 @@
  * between its files:
  *
  *   fr-target.c     table line, suspend/resume hooks, status, messages
- *   fr-io.c         map, stripe locks, bio <-> PM copies, deferred bios
+ *   fr-io.c         map, bio <-> PM copies, deferred bios
+ *   fr-stripe.c     the stripe (slot) locks and the epoch rule (fr-stripe.h)
  *   fr-fill.c       read fill: its buffer pool, reads and installs
- *   fr-load.c       DAX mapping, device registry, format/recovery
+ *   fr-origin.c     every bio sent to the origin
+ *   fr-pmdev.c      the PM device: claim, DAX mapping, bad pages, clearing
+ *   fr-load.c       origin identity, format/recovery
+ *   fr-badpm.c      what the cache makes of bad PM: retire, clear, forget
  *   fr-writeback.c  the writeback worker and the flush message
  *
  * The protocol itself lives in fr-core.c.
@@ -23,23 +27,15 @@
 
 #include "fr-core.h"
 #include "fr-fault.h"
+#include "fr-stripe.h"
 
 #define DM_MSG_PREFIX "fr"
-
-/*
- * Slot locks are striped: 2^FR_STRIPE_SHIFT consecutive slots share a
- * mutex, and the stripes repeat every FR_NR_STRIPES. A bio stays inside one
- * region, whose slots are consecutive, so it needs only a few stripes (at
- * most 65, for a region of 1024 chunks), taken in ascending index order.
- */
-#define FR_NR_STRIPES		1024
-#define FR_STRIPE_SHIFT		4
 
 /*
  * Locking, outermost first: a lock is only taken with none of the later
  * ones held (lockdep checks the order on a debug kernel).
  *
- *   fr_targets_lock  (fr-load.c) the registry of constructed targets, in
+ *   fr_targets_lock  (fr-pmdev.c) the registry of constructed targets, in
  *                    the constructor and destructor only; inside it only
  *                    dax_read_lock, to walk an origin's pages
  *   flush_lock       one flush message at a time; fr_writeback_stop takes
@@ -48,23 +44,13 @@
  *                    write that bypasses PM: writeback batches (periodic,
  *                    flush, forced), cleaner write-through, discards, writes
  *                    of a chunk whose slot bad PM cannot hold. It also
- *                    guards wb_stage, wb_snaps and the changes of bypass_seq
- *   stripe_range     not a lock: a lockdep map held while fr_lock_range
- *                    holds several stripes (below)
- *   stripe locks     the slots' locks. Several at once only in
- *                    fr_lock_range (and fr_lock_slots, fr-badpm.c, which
- *                    follows it), in ascending stripe index; every other
- *                    user (writeback's ops, fill installs, the discard's slot
- *                    walk) holds one at a time
- *
- * The stripe mutexes share one lockdep class. Holding several is safe
- * because fr_lock_range and fr_lock_slots are the only places that do, and
- * they take them in ascending index order, so two holders cannot wait on
- * each other. lockdep cannot see that rule; it is told with
- * mutex_lock_nest_lock() under stripe_range, as ww_mutexes nest under their
- * acquire context, which also counts a whole range as one held lock (a
- * range may be longer than lockdep's 48-lock stack). stripe_range excludes
- * nothing and costs nothing without lockdep.
+ *                    guards wb_stage, wb_snaps and the bypass sequence
+ *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
+ *                    header says how several are held at once): several
+ *                    only by fr_lock_range and fr_lock_slot_span, in
+ *                    ascending stripe index, under a lockdep map that
+ *                    excludes nothing; every other user (writeback's ops,
+ *                    fill installs, the discard's slot walk) holds one
  *
  * Sleeping: no stripe lock is held across origin I/O, except by the last
  * try of a mixed read (fr_deferred_read_mixed), which holds its range
@@ -73,36 +59,9 @@
  * overtaken. Suspend (postsuspend) cancels the writeback work and flushes
  * io_wq holding none of these locks.
  *
- * The epoch rule. What is read from the origin without the stripe locks (a
- * fill's chunk, a mixed read's origin part) is used only if no change that
- * makes it stale happened meanwhile:
- *
- *   - fr_stripe.epoch is bumped, under the stripe's lock, by every write
- *     that may have changed PM (all but FR_NEED_CLEAN, which changes
- *     nothing) and every discard: what puts on PM data the origin does not
- *     hold, or drops any copy.
- *   - fr_stripe.fills is bumped, under the lock, by every fill installed:
- *     a fill may evict a clean copy. Fills themselves do not check it (a
- *     clean copy equals the origin, so its loss makes no fill in flight
- *     stale); a mixed read does (below).
- *   - Neither moves for writeback's clear_dirty: PM keeps the copy, the
- *     origin now holds it too.
- *   - bypass_seq is odd while the origin is written around the cache (a
- *     discard, a cleaner write-through, a bad-PM bypass write); it changes
- *     only under wb_lock.
- *
- * A fill is installed only if its stripe's epoch and bypass_seq (even) are
- * those it saw at map (fr_fill_work). A mixed read's overlay is trusted only
- * if neither epoch nor fills moved in its range across its unlocked origin
- * read (fr_range_epoch): then every chunk PM held is still there to overlay
- * what the origin returned, however old (writeback may have written the
- * origin during the read).
+ * The epoch rule, which lets origin reads run without the stripe locks,
+ * is in fr-stripe.h.
  */
-struct fr_stripe {
-	struct mutex lock;
-	u32 epoch;		/* see "The epoch rule" above */
-	u32 fills;		/* fills installed: the epoch rule */
-} ____cacheline_aligned_in_smp;
 
 /* Counters, per CPU so the I/O path shares no cache line for them. */
 struct fr_stats {
@@ -118,34 +77,7 @@ struct fr_stats {
 	u64 read_fills;
 };
 
-/* Data staged for the origin: a run of sectors in the staging buffer. */
-struct fr_extent {
-	u64 sector;
-	u32 nr_sectors;
-	u32 buf_off;		/* bytes into the staging buffer */
-};
-
-/*
- * The fr_wb_ops context: a staging buffer and its extents, sized so that a
- * batch always fits (no origin I/O under a slot lock).
- */
-struct fr_stage {
-	struct dm_fr *fr;
-	u8 *buf;
-	size_t buf_size, buf_used;
-	struct fr_extent *ext;
-	u32 nr_ext, max_ext;
-	int error;
-	/* Where the chunk being staged began, to drop it if PM fails. */
-	u64 chunk;
-	size_t chunk_used;
-	u32 chunk_ext, chunk_last_sectors;
-	/* Chunks whose PM data could not be read, and whether victim was. */
-	u32 unreadable;
-	u64 victim;
-	bool victim_unreadable;
-};
-
+struct fr_stage;
 struct fr_fill;
 
 enum fr_io_kind {
@@ -167,13 +99,7 @@ struct fr_io {
 	struct bvec_iter fill_iter;	/* the fill read's data */
 };
 
-/* The stripes a bio's chunks map to (one, most of the time). */
-struct fr_lockset {
-	int single;		/* the only stripe, or -1: see map */
-	DECLARE_BITMAP(map, FR_NR_STRIPES);
-};
-
-/* Known bad PM pages, as found when it was mapped (fr-badpm.c). */
+/* Known bad PM pages, as found when it was mapped (fr-pmdev.c). */
 struct fr_bad_range {
 	u64 page;		/* PM page index */
 	u64 nr;
@@ -185,27 +111,29 @@ struct fr_badpm {
 	u64 pages;
 };
 
+/* The PM device, mapped whole and linearly with DAX (fr-pmdev.c). */
+struct fr_pmdev {
+	struct dm_dev *dev;
+	void *addr;
+	u64 bytes;
+	pgoff_t pgoff;			/* its first page on its dax device */
+	/* Its physical pages, so no other target maps them too. */
+	unsigned long pfn, pages;
+	/* Pages left out of the mapping (their bitmaps: cache.bad). */
+	struct fr_badpm bad;
+};
+
 /* One target. Its locks and their order: above fr_stripe. */
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
 	struct list_head node;		/* in fr_targets */
 	struct dm_dev *origin;
-	struct dm_dev *pm_dev;
-	void *pm_addr;
-	u64 pm_bytes;
-	pgoff_t pm_pgoff;		/* the PM's first page on its dax device */
-	/* Bad pages found at load (their bitmaps: cache.bad, fr-badpm.c). */
-	struct fr_badpm badpm;
-	/* Physical pages of the PM, so no other target maps them too. */
-	unsigned long pm_pfn, pm_pages;
+	struct fr_pmdev pm;
 
 	/* Its bitmaps are allocated (zeroed) in the constructor. */
 	struct fr_cache cache;
-	struct fr_stripe *stripes;
-	struct {
-		struct lockdep_map dep_map;
-	} stripe_range;			/* lockdep only: fr_lock_range */
+	struct fr_stripes stripes;	/* slot locks, the epoch rule */
 
 	/* Formatted or recovered (at the first preresume, not in the ctr). */
 	bool pm_ready;
@@ -240,15 +168,13 @@ struct dm_fr {
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
-	/* The epoch rule (above): changed under wb_lock (fr_bypass_step). */
-	unsigned int bypass_seq;
 
 	/* Writeback. */
 	struct workqueue_struct *wb_wq;
 	struct delayed_work wb_work;
 	struct mutex wb_lock;		/* origin writes of cached data */
 	struct mutex flush_lock;	/* one flush message at a time */
-	struct fr_stage wb_stage;
+	struct fr_stage *wb_stage;	/* fr-writeback.c */
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
 	atomic_t wb_asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
@@ -267,12 +193,6 @@ struct dm_fr {
 
 #define fr_stat_add(fr, field, n) this_cpu_add((fr)->stats->field, (n))
 
-static inline struct fr_stripe *fr_stripe_of(struct dm_fr *fr, fr_slot_t s)
-{
-	return &fr->stripes[(from_slot(s) >> FR_STRIPE_SHIFT) &
-			    (FR_NR_STRIPES - 1)];
-}
-
 /* The first and last origin chunk a bio covers. */
 static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
 				 u64 *last)
@@ -283,44 +203,41 @@ static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
 	*last = (bio_end_sector(bio) - 1) >> shift;
 }
 
-/*
- * lockdep: the caller holds the stripe locks of chunks first..last
- * (fr_lock_range). Compiled out without lockdep.
- */
-static inline void fr_assert_range_locked(struct dm_fr *fr, u64 first,
-					  u64 last)
-{
-	u64 k;
-
-	if (!IS_ENABLED(CONFIG_LOCKDEP))
-		return;
-	for (k = first; k <= last; k++)
-		lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of(&fr->cache.geo,
-								to_ochunk(k)))->lock);
-}
-
 /* fr-io.c */
-void fr_stripes_init(struct dm_fr *fr);
 int fr_map(struct dm_target *ti, struct bio *bio);
 
+/* fr-origin.c */
+struct bio *fr_origin_bio(struct dm_fr *fr, blk_opf_t opf, sector_t sector,
+			  unsigned short nr_vecs, bio_end_io_t *end_io,
+			  void *private);
+void fr_origin_submit(struct bio *bio);
+blk_status_t fr_origin_clone_wait(struct dm_fr *fr, struct bio *bio,
+				  blk_opf_t opf);
+int fr_origin_flush(struct dm_fr *fr);
+bool fr_origin_discards(struct dm_fr *fr);
+int fr_origin_remap(struct dm_fr *fr, struct bio *bio);
+
 /* fr-fill.c */
-u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls);
 u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 int fr_fill_setup(struct dm_fr *fr);
 void fr_fill_teardown(struct dm_fr *fr);
 
-/* fr-load.c */
-int fr_map_pm(struct dm_fr *fr, char **error);
+/* fr-pmdev.c */
+int fr_pmdev_map(struct dm_fr *fr, char **error);
+void fr_pmdev_free(struct dm_fr *fr);
+bool fr_pmdev_pages_map(struct dm_fr *fr, u64 pg, long n);
+bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg);
 int fr_claim_devices(struct dm_fr *fr, char **error);
 void fr_release_devices(struct dm_fr *fr);
+
+/* fr-load.c */
 int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g);
 int fr_prepare_format(struct dm_fr *fr, char **error);
 int fr_prepare_recover(struct dm_fr *fr, char **error);
 int fr_init_pm(struct dm_fr *fr);
 
 /* fr-badpm.c */
-int fr_badpm_map(struct dm_fr *fr, u64 nr_pages, char **error);
 int fr_badpm_apply(struct dm_fr *fr, char **error);
 u64 fr_badpm_clear(struct dm_fr *fr);
 u64 fr_badpm_forget(struct dm_fr *fr);

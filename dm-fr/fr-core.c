@@ -242,12 +242,12 @@ static bool write_unreadable(const struct write_op *w, u64 k)
 }
 
 /*
- * Plan every slot before changing anything: -EIO if a slot's unreadable
- * PM is in the way, FR_BYPASS (naming the chunk) if a slot can hold
- * nothing, FR_NEED_CLEAN (naming the victim) if a dirty chunk is in the
- * way, else 0.
+ * Plan every slot before changing anything: FR_WRITE_FAILED (-EIO) if a
+ * slot's unreadable PM is in the way, FR_WRITE_BYPASS (naming the chunk) if
+ * a slot can hold nothing, FR_WRITE_NEED_CLEAN (naming the victim) if a
+ * dirty chunk is in the way, else FR_WRITE_DONE: it can be written.
  */
-static int write_plan(struct write_op *w)
+static enum fr_write_outcome write_plan(struct write_op *w)
 {
 	fr_pchunk_t victim;
 	u64 k;
@@ -257,11 +257,13 @@ static int write_plan(struct write_op *w)
 		   (w->group ? FR_TAG_INCOMPLETE : 0);
 	/* Before any cleaning: what cannot be written here at all. */
 	for (k = w->first; k <= w->last; k++) {
-		if (write_unreadable(w, k))
-			return -EIO;
+		if (write_unreadable(w, k)) {
+			w->res->error = -EIO;
+			return FR_WRITE_FAILED;
+		}
 		if (slot_bypass(w->c, write_slot(w, k))) {
 			w->res->bypass = k;
-			return FR_BYPASS;
+			return FR_WRITE_BYPASS;
 		}
 	}
 	for (k = w->first; k <= w->last; k++) {
@@ -270,11 +272,11 @@ static int write_plan(struct write_op *w)
 
 		if (p == PLAN_NEED_CLEAN) {
 			w->res->victim = victim;
-			return FR_NEED_CLEAN;
+			return FR_WRITE_NEED_CLEAN;
 		}
 		w->evict |= p == PLAN_EVICT;
 	}
-	return 0;
+	return FR_WRITE_DONE;
 }
 
 /* Step 0: displace the clean chunks in the way; durable before reuse. */
@@ -388,40 +390,43 @@ static void write_drop_old(struct write_op *w)
 	fr_pm_fence();
 }
 
-int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
-	     fr_payload_fn payload, void *arg, struct fr_write_result *res)
+enum fr_write_outcome fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
+			       fr_payload_fn payload, void *arg,
+			       struct fr_write_result *res)
 {
 	const struct fr_geometry *g = &c->geo;
 	struct write_op w = {
 		.c = c, .sector = sector, .end = sector + nr_sectors,
 		.payload = payload, .arg = arg, .res = res,
 	};
-	int r;
+	enum fr_write_outcome out;
 
 	memset(res, 0, sizeof(*res));
+	res->error = -EINVAL;
 	if (!nr_sectors || sector >= g->origin_sectors ||
 	    nr_sectors > g->origin_sectors - sector)
-		return -EINVAL;
+		return FR_WRITE_FAILED;
 	w.first = sector >> g->chunk_shift;
 	w.last = (w.end - 1) >> g->chunk_shift;
 	if (w.first >> g->region_shift != w.last >> g->region_shift)
-		return -EINVAL;
+		return FR_WRITE_FAILED;
 	w.slot0 = from_slot(fr_slot_of(g, to_ochunk(w.first)));
+	res->error = 0;
 
-	r = FR_STEP(write_plan, &w);
-	if (r)
-		return r;
+	out = FR_STEP(write_plan, &w);
+	if (out != FR_WRITE_DONE)
+		return out;
 	if (w.evict)
 		FR_STEP(write_evict, &w);
-	r = FR_STEP(write_prepare, &w);
-	if (r)
-		return r;
+	res->error = FR_STEP(write_prepare, &w);
+	if (res->error)
+		return FR_WRITE_FAILED;
 	FR_STEP(write_commit, &w);
 	if (w.group)
 		FR_STEP(write_complete, &w);
 	if (w.superseded)
 		FR_STEP(write_drop_old, &w);
-	return 0;
+	return FR_WRITE_DONE;
 }
 
 static bool lookup_in_slot(const struct fr_cache *c, fr_ochunk_t key,

@@ -33,10 +33,10 @@
  *              chunks have distinct slots.
  * stride       how many slots apart the first slots of consecutive regions
  *              are (default: one region and one slot).
- * stripe       (target, dm-fr.h) a mutex for 2^FR_STRIPE_SHIFT consecutive
+ * stripe       (target, fr-stripe.h) a mutex for 2^FR_STRIPE_SHIFT consecutive
  *              slots, one of FR_NR_STRIPES that repeat over the slots; the
  *              "slot locks" of the locking contract.
- * epoch        (target, dm-fr.h) a stripe's counter, bumped by the changes
+ * epoch        (target, fr-stripe.h) a stripe's counter, bumped by the changes
  *              that make data read from the origin without the lock stale.
  * group        the chunks of one multi-chunk write: committed with
  *              INCOMPLETE and one seq, completed once all are committed.
@@ -44,8 +44,8 @@
  *              any member has INCOMPLETE clear.
  * victim       the chunk that must leave a full slot so that a key can be
  *              written there: a clean one is evicted, a dirty one must be
- *              written back first (FR_NEED_CLEAN; the writeback batch that
- *              does it starts at the victim).
+ *              written back first (FR_WRITE_NEED_CLEAN; the writeback
+ *              batch that does it starts at the victim).
  * fill         installing a clean copy of a chunk a read brought from the
  *              origin (fr_fill()); it may evict a clean chunk, never a
  *              dirty one.
@@ -88,14 +88,15 @@ static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
  *              a clean copy on it (the origin holds that data).
  *   tag_slots  per slot: its tags are unreadable and never touched. The slot
  *              holds nothing the core can see; writes of its keys go to the
- *              origin (FR_BYPASS), or fail while the slot is lost.
+ *              origin (FR_WRITE_BYPASS), or fail while the slot is lost.
  *   lost       per slot, a subset of tag_slots: what the slot held is
  *              unknown (it may hold the only copy of dirty data), so reads
  *              and writes of every key mapping to it fail until the caller
  *              declares it lost (fr_forget_unreadable()), after which the
  *              origin is authoritative for those keys.
  *
- * A slot whose two chunks are both bad is like a forgotten slot (FR_BYPASS).
+ * A slot whose two chunks are both bad is like a forgotten slot
+ * (FR_WRITE_BYPASS).
  */
 struct fr_bad {
 	unsigned long *chunks;
@@ -310,37 +311,56 @@ int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
  */
 typedef void (*fr_payload_fn)(void *arg, void *pm_dst, u32 nr_sectors);
 
-/* fr_write() return value when a dirty chunk must be cleaned first. */
-#define FR_NEED_CLEAN 1
 /*
- * fr_write() return value when the slot of origin chunk res->bypass has no
- * PM chunk it can write (its tags or both its chunks are bad): nothing was
- * changed; the caller writes that chunk's part of the range to the origin
- * and then drops the chunk from PM (fr_discard()) if it wrote all of it.
+ * What fr_write() did: only FR_WRITE_DONE acknowledges the write. The other
+ * outcomes say what the caller must do before it can be written, or why it
+ * cannot; none of them is an error code.
  */
-#define FR_BYPASS 2
+enum fr_write_outcome {
+	/* Durable on PM. */
+	FR_WRITE_DONE = 0,
+	/*
+	 * Nothing changed: a slot holds two chunks of which the one to
+	 * displace, res->victim, is dirty. The caller drops its slot locks,
+	 * writes the victim back with fr_writeback() (cursor = victim;
+	 * origin I/O) and calls fr_write() again.
+	 */
+	FR_WRITE_NEED_CLEAN,
+	/*
+	 * Nothing changed: the slot of origin chunk res->bypass has no PM
+	 * chunk it can write (its tags or both its chunks are bad). The
+	 * caller writes that chunk's part of the range to the origin and
+	 * then drops the chunk from PM (fr_discard()) if it wrote all of it.
+	 */
+	FR_WRITE_BYPASS,
+	/*
+	 * res->error: -EIO if PM could not be read (the write may have stored
+	 * unfenced, uncommitted data: harmless, see docs/protocol.md) or,
+	 * having changed nothing, if the range maps to a lost slot or would
+	 * have to merge sectors of a copy on a bad chunk (struct fr_bad);
+	 * -EINVAL, having changed nothing, for a range outside the cache or
+	 * across a region.
+	 */
+	FR_WRITE_FAILED,
+};
 
 struct fr_write_result {
-	fr_pchunk_t victim;		/* with FR_NEED_CLEAN: clean this one */
+	fr_pchunk_t victim;		/* FR_WRITE_NEED_CLEAN: clean this one */
+	u64 bypass;			/* FR_WRITE_BYPASS: this origin chunk */
+	int error;			/* FR_WRITE_FAILED: -errno */
 	u32 chunks;			/* chunks written */
 	u32 hits;			/* of which were already cached */
 	u32 evictions;			/* clean chunks displaced */
-	u64 bypass;			/* with FR_BYPASS: this origin chunk */
 };
 
 /*
  * Write nr_sectors at sector, durably. The range must lie within one region
- * (so a multi-chunk write maps to distinct slots). Returns 0 when durable;
- * FR_NEED_CLEAN, having changed nothing, when a slot holds two chunks of
- * which the one to displace is dirty: the caller drops its slot locks, writes
- * res->victim back with fr_writeback() (cursor = victim; origin I/O) and
- * calls fr_write() again; FR_BYPASS (see there);
- * -EIO if PM could not be read, or, having changed nothing, if the range
- * maps to a lost slot or would have to merge sectors of a copy on a bad
- * chunk (struct fr_bad); -EINVAL for a range outside the cache.
+ * (so a multi-chunk write maps to distinct slots). See enum
+ * fr_write_outcome for what it returns.
  */
-int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
-	     fr_payload_fn payload, void *arg, struct fr_write_result *res);
+enum fr_write_outcome fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
+			       fr_payload_fn payload, void *arg,
+			       struct fr_write_result *res);
 
 /* A read lookup: where (if anywhere) chunk key is held on PM. */
 struct fr_hit {

@@ -16,11 +16,6 @@ static unsigned long long fault_pm_chunk;
 module_param(fault_pm_chunk, ullong, 0644);
 MODULE_PARM_DESC(fault_pm_chunk, "test only: PM chunk whose data reads as a media error");
 
-bool fr_fault_pm_read(u64 pchunk)
-{
-	return READ_ONCE(fault_pm) && pchunk == READ_ONCE(fault_pm_chunk);
-}
-
 /*
  * The data area of the device set up last, for fr_pm_read() (fr-pm.h),
  * which sees only addresses. One device at a time: the tests need no more.

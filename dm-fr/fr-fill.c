@@ -4,7 +4,7 @@
  * buffers of its own (a fixed pool), copied to the reader, and installed on
  * PM by a worker afterwards, unless the chunk's stripe changed in between
  * (its epoch moved, or a discard or write-through bypassed the cache: see
- * the epoch rule in dm-fr.h).
+ * the epoch rule in fr-stripe.h).
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>
@@ -29,33 +29,10 @@ struct fr_fill {
 	struct llist_node node;
 	struct fr_fill *next;		/* the bio's next fill */
 	fr_ochunk_t key;
-	u32 epoch;
-	unsigned int bypass_seq;	/* fr->bypass_seq at map */
+	struct fr_stamp stamp;		/* its stripe at map: fr-stripe.h */
 	struct page *page;		/* 2^order pages, chunk-sized */
 	void *data;
 };
-
-/*
- * What a mixed read checks of a locked range (the epoch rule, dm-fr.h): the
- * sum of its stripes' epochs and fill counts, which only grow, so the sum
- * moves iff any of them moved.
- */
-u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
-{
-	unsigned int i;
-	u64 sum = 0;
-
-	if (ls->single >= 0) {
-		lockdep_assert_held(&fr->stripes[ls->single].lock);
-		return (u64)fr->stripes[ls->single].epoch +
-		       fr->stripes[ls->single].fills;
-	}
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
-		lockdep_assert_held(&fr->stripes[i].lock);
-		sum += (u64)fr->stripes[i].epoch + fr->stripes[i].fills;
-	}
-	return sum;
-}
 
 static struct fr_fill *fr_fill_get(struct dm_fr *fr)
 {
@@ -110,8 +87,7 @@ u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		if (!f)
 			break;
 		f->key = key;
-		f->epoch = fr_stripe_of(fr, fr_slot_of(g, key))->epoch;
-		f->bypass_seq = READ_ONCE(fr->bypass_seq);
+		fr_stamp_take(fr, fr_slot_of(g, key), &f->stamp);
 		f->next = NULL;
 		*tail = f;
 		tail = &f->next;
@@ -136,10 +112,9 @@ void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	for (f = io->fills; f; f = f->next)
 		nr_vecs += DIV_ROUND_UP(hweight64(fr_chunk_mask(g, f->key)) <<
 					SECTOR_SHIFT, PAGE_SIZE);
-	fbio = bio_alloc_bioset(fr->origin->bdev, nr_vecs,
-				REQ_OP_READ | (bio->bi_opf & FR_READ_FLAGS),
-				GFP_NOIO, &fr->bs);
-	fbio->bi_iter.bi_sector = bio->bi_iter.bi_sector;
+	fbio = fr_origin_bio(fr, REQ_OP_READ | (bio->bi_opf & FR_READ_FLAGS),
+			     bio->bi_iter.bi_sector, nr_vecs,
+			     fr_fill_read_done, io);
 	for (f = io->fills; f; f = f->next) {
 		size_t left = hweight64(fr_chunk_mask(g, f->key)) << SECTOR_SHIFT;
 		struct page *page = f->page;
@@ -151,10 +126,8 @@ void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 			left -= n;
 		}
 	}
-	fbio->bi_end_io = fr_fill_read_done;
-	fbio->bi_private = io;
 	io->fill_iter = fbio->bi_iter;
-	submit_bio_noacct(fbio);
+	fr_origin_submit(fbio);
 }
 
 /*
@@ -200,8 +173,7 @@ static void fr_fill_work(struct work_struct *work)
 	u64 filled = 0;
 
 	llist_for_each_entry_safe(f, tmp, list, node) {
-		struct fr_stripe *st = fr_stripe_of(fr, fr_slot_of(&fr->cache.geo,
-								  f->key));
+		fr_slot_t slot = fr_slot_of(&fr->cache.geo, f->key);
 		int r = 0;
 
 		/*
@@ -209,14 +181,12 @@ static void fr_fill_work(struct work_struct *work)
 		 * origin's makes no other fill in flight stale. It counts in
 		 * fills, for mixed reads: it may have evicted a clean copy.
 		 */
-		mutex_lock(&st->lock);
-		if (st->epoch == f->epoch && !(f->bypass_seq & 1) &&
-		    f->bypass_seq == READ_ONCE(fr->bypass_seq) &&
+		fr_lock_slot(fr, slot);
+		if (fr_stamp_current(fr, slot, &f->stamp) &&
 		    !READ_ONCE(fr->cleaner))
 			r = fr_fill(&fr->cache, f->key, fr_fill_payload, f->data);
-		if (r > 0)
-			st->fills++;
-		mutex_unlock(&st->lock);
+		fr_unlock_slot(fr, slot, r > 0 ? FR_STRIPE_FILLED :
+				   FR_STRIPE_KEPT);
 		if (r < 0)
 			fr_stat_add(fr, pm_errors, 1);
 		else

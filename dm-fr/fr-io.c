@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * dm-fr's bio path: map, the stripe locks, copies between bios and PM, and
- * the worker for the bios that must wait for origin I/O.
+ * dm-fr's bio path: map, copies between bios and PM, and the worker for the
+ * bios that must wait for origin I/O. The stripe locks and the epoch rule
+ * are fr-stripe.c's.
  *
  * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
  * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
@@ -25,77 +26,10 @@ struct fr_bio_cursor {
 	struct bvec_iter iter;
 };
 
-void fr_stripes_init(struct dm_fr *fr)
-{
-	static struct lock_class_key stripe_range_key;
-	unsigned int i;
-
-	for (i = 0; i < FR_NR_STRIPES; i++)
-		mutex_init(&fr->stripes[i].lock);
-	lockdep_init_map(&fr->stripe_range.dep_map, "fr_stripe_range",
-			 &stripe_range_key, 0);
-}
-
-/*
- * Lock the stripes of chunks first..last (of one region), in ascending
- * stripe index: the order that makes holding several safe (dm-fr.h).
- */
-static void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
-			  struct fr_lockset *ls)
-{
-	const struct fr_geometry *g = &fr->cache.geo;
-	unsigned int i;
-	u64 k;
-
-	if (first == last) {
-		ls->single = fr_stripe_of(fr, fr_slot_of(g, to_ochunk(first))) -
-			     fr->stripes;
-		mutex_lock(&fr->stripes[ls->single].lock);
-		return;
-	}
-	ls->single = -1;
-	bitmap_zero(ls->map, FR_NR_STRIPES);
-	for (k = first; k <= last; k++) {
-		struct fr_stripe *st = fr_stripe_of(fr,
-						    fr_slot_of(g, to_ochunk(k)));
-
-		__set_bit(st - fr->stripes, ls->map);
-	}
-	lock_map_acquire(&fr->stripe_range.dep_map);
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
-		mutex_lock_nest_lock(&fr->stripes[i].lock, &fr->stripe_range);
-}
-
-static void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
-			    bool changed)
-{
-	unsigned int i;
-
-	if (ls->single >= 0) {
-		if (changed)
-			fr->stripes[ls->single].epoch++;
-		mutex_unlock(&fr->stripes[ls->single].lock);
-		return;
-	}
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
-		if (changed)
-			fr->stripes[i].epoch++;
-		mutex_unlock(&fr->stripes[i].lock);
-	}
-	lock_map_release(&fr->stripe_range.dep_map);
-}
-
-/* Open or close a bypass of the cache (the epoch rule, dm-fr.h). */
-static void fr_bypass_step(struct dm_fr *fr)
-{
-	lockdep_assert_held(&fr->wb_lock);
-	WRITE_ONCE(fr->bypass_seq, fr->bypass_seq + 1);
-}
-
 /*
  * Copy bytes between PM and the bio at *iter, advancing it: into PM with
  * memcpy_flushcache (durable once the core fences), out of PM with
- * copy_mc_to_kernel, which returns -EIO on a machine check.
+ * fr_pm_read (copy_mc_to_kernel), which returns -EIO on a machine check.
  */
 static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
 		       size_t bytes, bool to_pm)
@@ -104,15 +38,15 @@ static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
 		struct bio_vec bv = bio_iter_iovec(bio, *iter);
 		size_t n = min_t(size_t, bv.bv_len, bytes);
 		void *p = bvec_kmap_local(&bv);
-		unsigned long left = 0;
+		int r = 0;
 
 		if (to_pm)
 			memcpy_flushcache(pm, p, n);
 		else
-			left = copy_mc_to_kernel(p, pm, n);
+			r = fr_pm_read(p, pm, n);
 		kunmap_local(p);
-		if (left)
-			return -EIO;
+		if (r)
+			return r;
 		pm += n;
 		bytes -= n;
 		bio_advance_iter_single(bio, iter, n);
@@ -148,8 +82,7 @@ static int fr_copy_chunk(struct bio *bio, struct bvec_iter *iter,
 			;
 		if (!in_pm)
 			bio_advance_iter(bio, iter, (j - i) << SECTOR_SHIFT);
-		else if (fr_fault_pm_read(from_pchunk(hit->pchunk)) ||
-			 fr_bio_copy(bio, iter, (u8 *)hit->data +
+		else if (fr_bio_copy(bio, iter, (u8 *)hit->data +
 				     ((size_t)i << SECTOR_SHIFT),
 				     (size_t)(j - i) << SECTOR_SHIFT, false))
 			return -EIO;
@@ -210,24 +143,6 @@ static bool fr_range_cached(struct dm_fr *fr, u64 first, u64 last)
 	return false;
 }
 
-/*
- * Send the bio's range to the origin as a clone (op and flags opf, data
- * the bio's own pages) and wait for it.
- */
-static blk_status_t fr_origin_wait(struct dm_fr *fr, struct bio *bio,
-				   blk_opf_t opf)
-{
-	struct bio *clone;
-	blk_status_t status;
-
-	clone = bio_alloc_clone(fr->origin->bdev, bio, GFP_NOIO, &fr->bs);
-	clone->bi_opf = opf;
-	submit_bio_wait(clone);
-	status = clone->bi_status;
-	bio_put(clone);
-	return status;
-}
-
 static void fr_fail_pm(struct dm_fr *fr, struct bio *bio)
 {
 	fr_stat_add(fr, pm_errors, 1);
@@ -263,8 +178,8 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
 	struct fr_write_result res;
 	struct fr_lockset ls;
+	enum fr_write_outcome out;
 	u64 first, last;
-	int r;
 
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
@@ -272,26 +187,29 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	/* Cleaner: what PM does not hold is written through; dirty drains. */
 	if (unlikely(READ_ONCE(fr->cleaner)) &&
 	    !fr_range_cached(fr, first, last)) {
-		fr_unlock_range(fr, &ls, false);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
 		return DM_MAPIO_SUBMITTED;
 	}
 
-	r = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
-		     fr_bio_payload, &cur, &res);
-	fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
-	if (r == FR_NEED_CLEAN) {
+	out = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
+		       fr_bio_payload, &cur, &res);
+	fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ? FR_STRIPE_KEPT :
+				 FR_STRIPE_CHANGED);
+	switch (out) {
+	case FR_WRITE_NEED_CLEAN:
 		fr_queue_io(fr, io, FR_IO_WRITE);
 		return DM_MAPIO_SUBMITTED;
-	}
-	if (r == FR_BYPASS)
+	case FR_WRITE_BYPASS:
 		return fr_map_bypass(fr, bio, io, res.bypass);
-	if (r) {
+	case FR_WRITE_FAILED:
 		fr_fail_pm(fr, bio);
-	} else {
+		break;
+	case FR_WRITE_DONE:
 		fr_stat_add(fr, write_hits, res.hits);
 		fr_stat_add(fr, write_misses, res.chunks - res.hits);
 		fr_writeback_note_dirty(fr);
+		break;
 	}
 	bio_endio(bio);
 	return DM_MAPIO_SUBMITTED;
@@ -299,8 +217,8 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 /*
  * A write of one origin chunk whose slot PM cannot hold (bad PM): to the
- * origin (FUA, so durable when acknowledged), under wb_lock and with
- * bypass_seq odd as a cleaner write-through. Once the origin holds every
+ * origin (FUA, so durable when acknowledged), under wb_lock and inside
+ * fr_bypass_begin/end as a cleaner write-through. Once the origin holds every
  * sector of the chunk, a copy still on PM (on a bad chunk, unreadable) is
  * out of date and dropped.
  */
@@ -312,14 +230,14 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 	struct fr_lockset ls;
 
 	mutex_lock(&fr->wb_lock);
-	fr_bypass_step(fr);
-	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
+	fr_bypass_begin(fr);
+	bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
 					(bio->bi_opf & REQ_SYNC));
 	fr_lock_range(fr, k, k, &ls);
 	if (!bio->bi_status)
 		fr_discard(&fr->cache, sector, nr);
-	fr_unlock_range(fr, &ls, true);
-	fr_bypass_step(fr);
+	fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
+	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, 1);
@@ -341,6 +259,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 			      struct bio *bio)
 {
 	struct fr_write_result res;
+	enum fr_write_outcome out;
 	struct fr_lockset ls;
 	u64 first, last;
 	int r;
@@ -350,14 +269,15 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
 
 		fr_lock_range(fr, first, last, &ls);
-		r = fr_write(&fr->cache, bio->bi_iter.bi_sector,
-			     bio_sectors(bio), fr_bio_payload, &cur, &res);
-		fr_unlock_range(fr, &ls, r != FR_NEED_CLEAN);
-		if (r == FR_BYPASS && first == last) {
+		out = fr_write(&fr->cache, bio->bi_iter.bi_sector,
+			       bio_sectors(bio), fr_bio_payload, &cur, &res);
+		fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ?
+				FR_STRIPE_KEPT : FR_STRIPE_CHANGED);
+		if (out == FR_WRITE_BYPASS && first == last) {
 			fr_deferred_bypass(fr, bio);
 			return;
 		}
-		if (r != FR_NEED_CLEAN)
+		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
 		r = fr_writeback_from(fr, res.victim);
@@ -372,7 +292,8 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 			return;
 		}
 	}
-	if (r) {
+	/* Still in need of cleaning (the origin refused), or failed. */
+	if (out != FR_WRITE_DONE) {
 		bio->bi_status = BLK_STS_IOERR;
 	} else {
 		fr_stat_add(fr, write_hits, res.hits);
@@ -387,7 +308,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
  * then copy what PM holds over it. The origin read runs without the stripe
  * locks, so writes to these chunks do not wait for it: if the stripes'
  * epochs and fill counts did not move meanwhile, PM lost nothing it held
- * (the epoch rule, dm-fr.h; writeback only writes to the origin what PM
+ * (the epoch rule, fr-stripe.h; writeback only writes to the origin what PM
  * still holds), so the overlay makes the result current. If they moved,
  * read again; the last try holds the locks across the read.
  */
@@ -404,27 +325,27 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 		fr_lock_range(fr, first, last, &ls);
 		epoch = fr_range_epoch(fr, &ls);
 		if (!hold)
-			fr_unlock_range(fr, &ls, false);
-		bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_READ |
+			fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+		bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_READ |
 						(bio->bi_opf & REQ_SYNC));
 		if (!hold)
 			fr_lock_range(fr, first, last, &ls);
 		if (bio->bi_status || hold || fr_range_epoch(fr, &ls) == epoch)
 			break;
-		fr_unlock_range(fr, &ls, false);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 	}
 	if (!bio->bi_status && fr_read_from_pm(fr, bio))
 		fr_fail_pm(fr, bio);
-	fr_unlock_range(fr, &ls, false);
+	fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 	bio_endio(bio);
 }
 
 /*
  * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
  * still durable when acknowledged). wb_lock keeps writeback batches out
- * (docs/protocol.md, "Required serialization"); bypass_seq is odd while the
- * origin write is in flight, so no fill that overlaps it is installed (a
- * fill may have read the data from before it). The stripe locks are held
+ * (docs/protocol.md, "Required serialization"); the bypass sequence is odd
+ * while the origin write is in flight, so no fill that overlaps it is
+ * installed (a fill may have read the data from before it). The stripe locks are held
  * only to check that PM holds none of the range: a write to PM that races
  * with the write-through is as unordered as any two concurrent writes. If
  * PM came to hold part of the range since map, the write goes to PM after
@@ -440,16 +361,16 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
 	if (fr_range_cached(fr, first, last)) {
-		fr_unlock_range(fr, &ls, false);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		mutex_unlock(&fr->wb_lock);
 		fr_deferred_write(fr, io, bio);
 		return;
 	}
-	fr_bypass_step(fr);
-	fr_unlock_range(fr, &ls, false);
-	bio->bi_status = fr_origin_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
+	fr_bypass_begin(fr);
+	fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+	bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
 					(bio->bi_opf & REQ_SYNC));
-	fr_bypass_step(fr);
+	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, last - first + 1);
@@ -462,10 +383,10 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
  * same chunk is written back and cleaned could land after it.
  *
  * A read while the origin discard is in flight may return the data from
- * before it, and a fill of that would outlive the discard. bypass_seq is
- * odd from before the PM copies are dropped until the origin completed, and
- * a fill is installed only if it saw the same even value at map as at
- * install (fr_fill_work): any fill that overlapped a discard is dropped.
+ * before it, and a fill of that would outlive the discard. The bypass
+ * sequence is odd from before the PM copies are dropped until the origin
+ * completed, and a fill is installed only if its stamp is still current
+ * (fr_stamp_current): any fill that overlapped a discard is dropped.
  * The stripe locks order the bump before the drop against the installs.
  * (One sequence for discards and write-through: both hold wb_lock.)
  */
@@ -478,17 +399,14 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	u64 pos, end = sector + nr;
 
 	mutex_lock(&fr->wb_lock);
-	fr_bypass_step(fr);
+	fr_bypass_begin(fr);
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
 		/* Larger than the cache: walk the slots instead. */
 		for (pos = 0; pos < g->nr_slots; pos += 1 << FR_STRIPE_SHIFT) {
-			struct fr_stripe *st = fr_stripe_of(fr, to_slot(pos));
-
-			mutex_lock(&st->lock);
+			fr_lock_slot(fr, to_slot(pos));
 			fr_discard_slots(&fr->cache, to_slot(pos),
 					 1 << FR_STRIPE_SHIFT, sector, nr);
-			st->epoch++;
-			mutex_unlock(&st->lock);
+			fr_unlock_slot(fr, to_slot(pos), FR_STRIPE_CHANGED);
 			cond_resched();
 		}
 	} else {
@@ -498,14 +416,14 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 			fr_lock_range(fr, pos >> g->chunk_shift,
 				      (next - 1) >> g->chunk_shift, &ls);
 			fr_discard(&fr->cache, pos, next - pos);
-			fr_unlock_range(fr, &ls, true);
+			fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
 			pos = next;
 			cond_resched();
 		}
 	}
-	if (bdev_max_discard_sectors(fr->origin->bdev))
-		bio->bi_status = fr_origin_wait(fr, bio, bio->bi_opf);
-	fr_bypass_step(fr);
+	if (fr_origin_discards(fr))
+		bio->bi_status = fr_origin_clone_wait(fr, bio, bio->bi_opf);
+	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
 	bio_endio(bio);
 }
@@ -582,13 +500,13 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	if (all_held) {
 		if (pm_error)
 			fr_fail_pm(fr, bio);
-		fr_unlock_range(fr, &ls, false);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		fr_stat_add(fr, read_hits, hits);
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (any_held) {
-		fr_unlock_range(fr, &ls, false);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		fr_stat_add(fr, read_hits, hits);
 		fr_stat_add(fr, read_misses, misses);
 		fr_queue_io(fr, io, FR_IO_READ_MIXED);
@@ -597,7 +515,7 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	take = bio_sectors(bio);
 	if (fr->read_fill && !READ_ONCE(fr->cleaner))
 		take = fr_fill_plan(fr, bio, io);
-	fr_unlock_range(fr, &ls, false);
+	fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 	if (take < bio_sectors(bio)) {
 		/* Count only what this part covers: the rest comes back. */
 		dm_accept_partial_bio(bio, take);
@@ -609,8 +527,7 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		fr_fill_read(fr, bio, io);
 		return DM_MAPIO_SUBMITTED;
 	}
-	bio_set_dev(bio, fr->origin->bdev);
-	return DM_MAPIO_REMAPPED;
+	return fr_origin_remap(fr, bio);
 }
 
 int fr_map(struct dm_target *ti, struct bio *bio)

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The PM's lifecycle in the target: the DAX mapping, the registry of
- * constructed targets (no two may share PM pages or an origin), the origin's
- * identity, and format or recovery at the first preresume.
+ * The cache's lifecycle in the target: the origin's identity, and format or
+ * recovery at the first preresume. (The PM device itself, its claim and
+ * DAX mapping, is fr-pmdev.c's.)
  */
 #include <linux/blkdev.h>
-#include <linux/dax.h>
-#include <linux/pfn_t.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uuid.h>
@@ -15,51 +13,6 @@
 
 #define FR_RECOVERY_GROUPS	16384
 
-/*
- * Every constructed fr target, so that no two targets share PM pages or an
- * origin: device-mapper lets several mapped devices open one block device,
- * a dm-linear or a partition over a PM is another block device on the same
- * pages, and one table may hold several fr targets. Only the targets of a
- * reload (same mapped device, another table) may: the old table is
- * suspended before the new one touches the PM.
- */
-static LIST_HEAD(fr_targets);
-static DEFINE_MUTEX(fr_targets_lock);
-
-/*
- * Map the whole PM device with DAX; it must be one contiguous range, of
- * which known bad pages are left out (fr_badpm_map).
- */
-int fr_map_pm(struct dm_fr *fr, char **error)
-{
-	struct block_device *bdev = fr->pm_dev->bdev;
-	sector_t start = get_start_sect(bdev);
-	long nr_pages;
-	int r;
-
-	if (!fr->pm_dev->dax_dev) {
-		*error = "PM device does not support DAX";
-		return -EOPNOTSUPP;
-	}
-	if (start & (PAGE_SECTORS - 1)) {
-		*error = "PM partition is not page aligned";
-		return -EINVAL;
-	}
-	fr->pm_bytes = (u64)bdev_nr_sectors(bdev) << SECTOR_SHIFT;
-	nr_pages = fr->pm_bytes >> PAGE_SHIFT;
-	if (!nr_pages) {
-		*error = "PM device is too small";
-		return -EINVAL;
-	}
-	fr->pm_bytes = (u64)nr_pages << PAGE_SHIFT;
-	fr->pm_pgoff = start >> PAGE_SECTORS_SHIFT;
-	/* Piece by piece: known bad pages must not refuse the whole PM. */
-	r = fr_badpm_map(fr, nr_pages, error);
-	if (r)
-		return r;
-	fr->pm_pages = nr_pages;
-	return 0;
-}
 
 /*
  * The origin's stable names the kernel can see itself, in order of
@@ -222,7 +175,7 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 	}
 
 	/* The core's reason goes to the log; ti->error takes literals. */
-	r = fr_geometry_layout(&fr->cache.geo, fr->pm_bytes, p, &why);
+	r = fr_geometry_layout(&fr->cache.geo, fr->pm.bytes, p, &why);
 	if (r) {
 		DMERR("%s: cannot lay out the PM: %s",
 		      dm_table_device_name(ti->table), why);
@@ -235,13 +188,13 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 int fr_prepare_recover(struct dm_fr *fr, char **error)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
-	const struct fr_sb_disk *sb = fr->pm_addr;
+	const struct fr_sb_disk *sb = fr->pm.addr;
 	char origin_id[FR_ORIGIN_ID_LEN];
 	const char *why = NULL;
 	u8 uuid[16];
 	int r;
 
-	r = fr_cache_attach(&fr->cache, fr->pm_addr, fr->pm_bytes, NULL, NULL,
+	r = fr_cache_attach(&fr->cache, fr->pm.addr, fr->pm.bytes, NULL, NULL,
 			    &why);
 	if (r) {
 		DMERR("%s: cannot use the PM's superblock: %s",
@@ -304,7 +257,7 @@ int fr_init_pm(struct dm_fr *fr)
 
 	if (fr->fresh) {
 		fr->fmt.format_time = ktime_get_real_seconds();
-		r = fr_format_bad(&fr->cache, fr->pm_addr, fr->pm_bytes,
+		r = fr_format_bad(&fr->cache, fr->pm.addr, fr->pm.bytes,
 				  &fr->fmt, fr->cache.valid_bits,
 				  fr->cache.dirty_bits,
 				  &fr->cache.bad, &why);
@@ -342,106 +295,4 @@ int fr_init_pm(struct dm_fr *fr)
 		       rep.bad_clean_dropped);
 	fr_init_bad_report(fr);
 	return 0;
-}
-
-/* Physical page ranges [a, a + na) and [b, b + nb) overlap. */
-static bool fr_pfns_overlap(unsigned long a, unsigned long na,
-			    unsigned long b, unsigned long nb)
-{
-	return a < b + nb && b < a + na;
-}
-
-/*
- * Does any page of a DAX-capable origin lie in [pfn, pfn + n)? Walked in
- * pieces: the origin may be a concatenation, and a piece with a known bad
- * block does not map at all (its pages are then asked one by one).
- */
-static bool fr_origin_on_pfns(struct dm_dev *origin, unsigned long pfn,
-			      unsigned long n)
-{
-	struct block_device *bdev = origin->bdev;
-	pgoff_t pgoff = get_start_sect(bdev) >> PAGE_SECTORS_SHIFT;
-	long left = bdev_nr_sectors(bdev) >> PAGE_SECTORS_SHIFT, got;
-	bool hit = false;
-	pfn_t p;
-	int id;
-
-	if (!origin->dax_dev)
-		return false;
-	id = dax_read_lock();
-	while (left > 0 && !hit) {
-		got = dax_direct_access(origin->dax_dev, pgoff,
-					min_t(long, left, 512), DAX_ACCESS,
-					NULL, &p);
-		if (got <= 0)
-			got = 1;
-		else
-			hit = fr_pfns_overlap(pfn_t_to_pfn(p), got, pfn, n);
-		pgoff += got;
-		left -= got;
-		cond_resched();
-	}
-	dax_read_unlock(id);
-	return hit;
-}
-
-/* Do the two targets share PM pages, or an origin, or use each other's? */
-static bool fr_conflict(struct dm_fr *fr, struct dm_fr *o, char **error)
-{
-	dev_t pm = fr->pm_dev->bdev->bd_dev, origin = fr->origin->bdev->bd_dev;
-	dev_t opm = o->pm_dev->bdev->bd_dev, oorigin = o->origin->bdev->bd_dev;
-
-	if (opm == pm || fr_pfns_overlap(fr->pm_pfn, fr->pm_pages,
-					  o->pm_pfn, o->pm_pages))
-		*error = "PM overlaps the PM of another dm-fr target";
-	else if (oorigin == pm || fr_origin_on_pfns(o->origin, fr->pm_pfn,
-						     fr->pm_pages))
-		*error = "PM overlaps the origin of another dm-fr target";
-	else if (opm == origin || fr_origin_on_pfns(fr->origin, o->pm_pfn,
-						     o->pm_pages))
-		*error = "Origin overlaps the PM of another dm-fr target";
-	else if (oorigin == origin)
-		*error = "Origin is in use by another dm-fr target";
-	else
-		return false;
-	return true;
-}
-
-/*
- * Register the target unless it conflicts with one already constructed:
- * of another device, or of this same table (two targets in one table are
- * live at once). The same device's other table is a reload.
- */
-int fr_claim_devices(struct dm_fr *fr, char **error)
-{
-	bool conflict = false;
-	struct dm_fr *o;
-
-	if (fr_origin_on_pfns(fr->origin, fr->pm_pfn, fr->pm_pages)) {
-		*error = "Origin and PM share pages";
-		return -EINVAL;
-	}
-	fr->md = dm_table_get_md(fr->ti->table);
-	mutex_lock(&fr_targets_lock);
-	list_for_each_entry(o, &fr_targets, node) {
-		if (o->md == fr->md && o->ti->table != fr->ti->table)
-			continue;
-		conflict = fr_conflict(fr, o, error);
-		if (conflict)
-			break;
-	}
-	if (!conflict)
-		list_add(&fr->node, &fr_targets);
-	mutex_unlock(&fr_targets_lock);
-	return conflict ? -EBUSY : 0;
-}
-
-/* Leave the registry (a no-op if never registered). */
-void fr_release_devices(struct dm_fr *fr)
-{
-	if (!list_empty(&fr->node)) {
-		mutex_lock(&fr_targets_lock);
-		list_del(&fr->node);
-		mutex_unlock(&fr_targets_lock);
-	}
 }

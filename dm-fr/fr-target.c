@@ -265,12 +265,13 @@ static void fr_free(struct dm_fr *fr)
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
 	fr_fill_teardown(fr);
-	kvfree(fr->stripes);
+	fr_stripes_exit(&fr->stripes);
 	kvfree(fr->cache.valid_bits);
 	kvfree(fr->cache.dirty_bits);
 	fr_badpm_free(fr);
-	if (fr->pm_dev)
-		dm_put_device(fr->ti, fr->pm_dev);
+	fr_pmdev_free(fr);
+	if (fr->pm.dev)
+		dm_put_device(fr->ti, fr->pm.dev);
 	if (fr->origin)
 		dm_put_device(fr->ti, fr->origin);
 	kfree(fr);
@@ -314,18 +315,18 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 	r = dm_get_device(ti, dm_shift_arg(&as), dm_table_get_mode(ti->table),
-			  &fr->pm_dev);
+			  &fr->pm.dev);
 	if (r) {
 		ti->error = "PM device lookup failed";
 		goto bad;
 	}
-	if (fr->pm_dev->bdev == fr->origin->bdev) {
+	if (fr->pm.dev->bdev == fr->origin->bdev) {
 		ti->error = "Origin and PM are the same device";
 		r = -EINVAL;
 		goto bad;
 	}
 	if (bdev_read_only(fr->origin->bdev) ||
-	    bdev_read_only(fr->pm_dev->bdev)) {
+	    bdev_read_only(fr->pm.dev->bdev)) {
 		ti->error = bdev_read_only(fr->origin->bdev) ?
 			    "Origin device is read-only" :
 			    "PM device is read-only";
@@ -345,7 +346,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
-	r = fr_map_pm(fr, &ti->error);
+	r = fr_pmdev_map(fr, &ti->error);
 	if (r)
 		goto bad;
 	r = fr_claim_devices(fr, &ti->error);
@@ -366,13 +367,11 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	if (r)
 		goto bad;
 	r = -ENOMEM;
-	fr->stripes = kvcalloc(FR_NR_STRIPES, sizeof(*fr->stripes), GFP_KERNEL);
 	fr->stats = alloc_percpu(struct fr_stats);
-	if (!fr->stripes || !fr->stats) {
+	if (fr_stripes_init(&fr->stripes) || !fr->stats) {
 		ti->error = "Cannot allocate target state";
 		goto bad;
 	}
-	fr_stripes_init(fr);
 	r = bioset_init(&fr->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (r) {
 		ti->error = "Cannot allocate bioset";
@@ -573,7 +572,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		break;
 	case STATUSTYPE_TABLE:
 		fr_table_args(fr, &args);
-		DMEMIT("%s %s %u%s", fr->origin->name, fr->pm_dev->name, args.n,
+		DMEMIT("%s %s %u%s", fr->origin->name, fr->pm.dev->name, args.n,
 		       args.buf);
 		break;
 	case STATUSTYPE_IMA:

@@ -30,18 +30,47 @@
 #define FR_WB_BACKOFF_MIN_MS	100
 #define FR_WB_BACKOFF_MAX_MS	10000
 
+/* Data staged for the origin: a run of sectors in the staging buffer. */
+struct fr_extent {
+	u64 sector;
+	u32 nr_sectors;
+	u32 buf_off;		/* bytes into the staging buffer */
+};
+
+/*
+ * The fr_wb_ops context: a staging buffer and its extents, sized so that a
+ * batch always fits (no origin I/O under a slot lock).
+ */
+struct fr_stage {
+	struct dm_fr *fr;
+	u8 *buf;
+	size_t buf_size, buf_used;
+	struct fr_extent *ext;
+	u32 nr_ext, max_ext;
+	int error;
+	/* Where the chunk being staged began, to drop it if PM fails. */
+	u64 chunk;
+	size_t chunk_used;
+	u32 chunk_ext, chunk_last_sectors;
+	/* Chunks whose PM data could not be read, and whether victim was. */
+	u32 unreadable;
+	u64 victim;
+	bool victim_unreadable;
+};
+
 static void stage_lock(void *ctx, fr_slot_t slot)
 {
 	struct fr_stage *st = ctx;
 
-	mutex_lock(&fr_stripe_of(st->fr, slot)->lock);
+	fr_lock_slot(st->fr, slot);
 }
 
 static void stage_unlock(void *ctx, fr_slot_t slot)
 {
 	struct fr_stage *st = ctx;
 
-	mutex_unlock(&fr_stripe_of(st->fr, slot)->lock);
+	/* Clearing dirty flags moves no epoch (fr-stripe.h). */
+	fr_unlock_slot(st->fr, slot, FR_STRIPE_KEPT);
 }
 
 struct fr_submit {
@@ -76,7 +105,6 @@ static int extent_cmp(const void *a, const void *b)
 /* Write every staged extent to the origin, sorted and merged; wait. */
 static int stage_write(struct fr_stage *st)
 {
-	struct block_device *bdev = st->fr->origin->bdev;
 	struct fr_submit sub;
 	struct bio *bio = NULL;
 	struct blk_plug plug;
@@ -103,16 +131,13 @@ static int stage_write(struct fr_stage *st)
 			if (bio && (bio_end_sector(bio) != sector ||
 				    bio_add_page(bio, stage_page(p), n,
 						 offset_in_page(p)) != n)) {
-				submit_bio(bio);
+				fr_origin_submit(bio);
 				bio = NULL;
 			}
 			if (!bio) {
-				bio = bio_alloc_bioset(bdev, BIO_MAX_VECS,
-						       REQ_OP_WRITE, GFP_NOIO,
-						       &st->fr->bs);
-				bio->bi_iter.bi_sector = sector;
-				bio->bi_end_io = stage_endio;
-				bio->bi_private = &sub;
+				bio = fr_origin_bio(st->fr, REQ_OP_WRITE, sector,
+						    BIO_MAX_VECS, stage_endio,
+						    &sub);
 				atomic_inc(&sub.pending);
 				__bio_add_page(bio, stage_page(p), n,
 					       offset_in_page(p));
@@ -123,7 +148,7 @@ static int stage_write(struct fr_stage *st)
 		}
 	}
 	if (bio)
-		submit_bio(bio);
+		fr_origin_submit(bio);
 	blk_finish_plug(&plug);
 	if (!atomic_dec_and_test(&sub.pending))
 		wait_for_completion_io(&sub.done);
@@ -154,7 +179,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	struct fr_extent *last;
 
 	lockdep_assert_held(&fr->wb_lock);
-	lockdep_assert_held(&fr_stripe_of(fr, fr_slot_of_pchunk(to_pchunk(chunk)))->lock);
+	fr_assert_slot_locked(fr, fr_slot_of_pchunk(to_pchunk(chunk)));
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
@@ -170,8 +195,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		st->error = -EOVERFLOW;
 		return st->error;
 	}
-	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes) ||
-	    fr_fault_pm_read(chunk)) {
+	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes)) {
 		/* The chunk stays dirty on PM; the batch goes on. */
 		stage_drop_chunk(st);
 		st->unreadable++;
@@ -201,7 +225,7 @@ static void stage_skip(void *ctx, fr_pchunk_t p)
 	struct fr_stage *st = ctx;
 
 	lockdep_assert_held(&st->fr->wb_lock);
-	lockdep_assert_held(&fr_stripe_of(st->fr, fr_slot_of_pchunk(p))->lock);
+	fr_assert_slot_locked(st->fr, fr_slot_of_pchunk(p));
 	st->unreadable++;
 	if (from_pchunk(p) == st->victim)
 		st->victim_unreadable = true;
@@ -223,7 +247,7 @@ static int stage_flush(void *ctx)
 	struct fr_stage *st = ctx;
 
 	lockdep_assert_held(&st->fr->wb_lock);
-	return blkdev_issue_flush(st->fr->origin->bdev) ? -EIO : 0;
+	return fr_origin_flush(st->fr);
 }
 
 static const struct fr_wb_ops fr_wb_ops = {
@@ -246,28 +270,32 @@ static void stage_reset(struct fr_stage *st)
 	st->victim_unreadable = false;
 }
 
-static void fr_stage_exit(struct fr_stage *st)
+static void fr_stage_free(struct fr_stage *st)
 {
+	if (!st)
+		return;
 	vfree(st->buf);
 	kvfree(st->ext);
-	st->buf = NULL;
-	st->ext = NULL;
+	kfree(st);
 }
 
-static int fr_stage_init(struct fr_stage *st, struct dm_fr *fr,
-			 size_t buf_size, u32 max_ext)
+static struct fr_stage *fr_stage_alloc(struct dm_fr *fr, size_t buf_size,
+				       u32 max_ext)
 {
-	memset(st, 0, sizeof(*st));
+	struct fr_stage *st = kzalloc(sizeof(*st), GFP_KERNEL);
+
+	if (!st)
+		return NULL;
 	st->fr = fr;
 	st->buf = vmalloc(buf_size);
 	st->ext = kvmalloc_array(max_ext, sizeof(*st->ext), GFP_KERNEL);
 	if (!st->buf || !st->ext) {
-		fr_stage_exit(st);
-		return -ENOMEM;
+		fr_stage_free(st);
+		return NULL;
 	}
 	st->buf_size = buf_size;
 	st->max_ext = max_ext;
-	return 0;
+	return st;
 }
 
 /*
@@ -284,16 +312,16 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u64 victim,
 	int r;
 
 	mutex_lock(&fr->wb_lock);
-	stage_reset(&fr->wb_stage);
-	fr->wb_stage.victim = victim;
+	stage_reset(fr->wb_stage);
+	fr->wb_stage->victim = victim;
 	if (sweep)
 		r = fr_writeback_sweep(&fr->cache, cursor, fr->writeback_jobs,
-				       fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
+				       fr->wb_snaps, &fr_wb_ops, fr->wb_stage);
 	else
 		r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs,
-				 fr->wb_snaps, &fr_wb_ops, &fr->wb_stage);
-	*unreadable = fr->wb_stage.unreadable;
-	*victim_unreadable = fr->wb_stage.victim_unreadable;
+				 fr->wb_snaps, &fr_wb_ops, fr->wb_stage);
+	*unreadable = fr->wb_stage->unreadable;
+	*victim_unreadable = fr->wb_stage->victim_unreadable;
 	mutex_unlock(&fr->wb_lock);
 	if (r < 0) {
 		fr_stat_add(fr, origin_errors, 1);
@@ -577,25 +605,23 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 {
 	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 	struct fr_wb_snap *snaps;
-	struct fr_stage st;
-	int r;
+	struct fr_stage *st;
 
 	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
-	if (!snaps)
-		return -ENOMEM;
 	/* A chunk stages at most one extent per two sectors. */
-	r = fr_stage_init(&st, fr, jobs * chunk_bytes,
-			  jobs * DIV_ROUND_UP(fr->cache.geo.chunk_sectors, 2));
-	if (r) {
+	st = fr_stage_alloc(fr, jobs * chunk_bytes,
+			    jobs * DIV_ROUND_UP(fr->cache.geo.chunk_sectors, 2));
+	if (!snaps || !st) {
 		kvfree(snaps);
-		return r;
+		fr_stage_free(st);
+		return -ENOMEM;
 	}
 	mutex_lock(&fr->wb_lock);
 	swap(fr->wb_stage, st);
 	swap(fr->wb_snaps, snaps);
 	fr->writeback_jobs = jobs;
 	mutex_unlock(&fr->wb_lock);
-	fr_stage_exit(&st);
+	fr_stage_free(st);
 	kvfree(snaps);
 	return 0;
 }
@@ -617,8 +643,10 @@ void fr_writeback_teardown(struct dm_fr *fr)
 	fr_writeback_stop(fr);
 	if (fr->wb_wq)
 		destroy_workqueue(fr->wb_wq);
-	fr_stage_exit(&fr->wb_stage);
+	fr_stage_free(fr->wb_stage);
+	fr->wb_stage = NULL;
 	kvfree(fr->wb_snaps);
+	fr->wb_snaps = NULL;
 }
 
 void fr_writeback_start(struct dm_fr *fr)

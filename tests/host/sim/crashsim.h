@@ -4,7 +4,7 @@
  *
  *   crashsim.c      the command line: options, the mutant runs, the summary
  *   glue-model.c    the kernel glue as a model: the ops (the write path with
- *                   its FR_NEED_CLEAN retries, fills, discards, writeback
+ *                   its FR_WRITE_NEED_CLEAN retries, fills, discards, writeback
  *                   batches through struct fr_wb_ops with writes injected
  *                   between stage, submit and flush, restart + recovery),
  *                   the slot locks, and the world each geometry starts from

@@ -4,7 +4,7 @@
  * writeback worker and table load do around the protocol core, run on the
  * simulated PM and origin.
  *
- * Writes retry on FR_NEED_CLEAN after cleaning a batch from the victim, and
+ * Writes retry on FR_WRITE_NEED_CLEAN after cleaning a batch from the victim, and
  * wait while a writeback batch is between stage and flush; fills read a miss
  * from the origin; discards drop PM's copies and go on to the origin;
  * writeback goes through struct fr_wb_ops on the simulated origin, with
@@ -325,7 +325,7 @@ static void classify_write(u64 sector, u32 nr)
 }
 
 /*
- * Writes that met FR_NEED_CLEAN while a writeback batch was between staging
+ * Writes that met FR_WRITE_NEED_CLEAN while a writeback batch was between staging
  * and flushing. The caller must not clean (write a chunk to the origin) then:
  * the batch could submit stale data it staged after the newer copy was
  * cleaned and displaced. So, as the kernel's writers must, they wait for the
@@ -340,6 +340,7 @@ static bool in_batch;
 static bool write_loop(u32 id, u64 sector, u32 nr)
 {
 	struct fr_write_result res;
+	enum fr_write_outcome out;
 	u32 tries = 0;
 	u64 cursor;
 	int r;
@@ -350,13 +351,13 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 		if (in_batch && ndeferred && !S.wb_race)
 			return false;	/* keep the writes in order */
 		lock_range(sector, nr);
-		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
 		unlock_range(sector, nr);
-		if (r != FR_NEED_CLEAN)
+		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		S.fig3[F_NEED_CLEAN]++;
 		if (!test_bit(from_pchunk(res.victim), S.c.dirty_bits))
-			violation("FR_NEED_CLEAN names a victim that is not dirty (chunk %llu)",
+			violation("FR_WRITE_NEED_CLEAN names a victim that is not dirty (chunk %llu)",
 				  (unsigned long long)from_pchunk(res.victim));
 		if (in_batch && !S.wb_race)
 			return false;
@@ -378,9 +379,9 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 			break;
 		}
 	}
-	if (r)
-		violation("fr_write(%llu, %u) failed: %d", (unsigned long long)sector,
-			  nr, r);
+	if (out != FR_WRITE_DONE)
+		violation("fr_write(%llu, %u) did not write: outcome %d, error %d",
+			  (unsigned long long)sector, nr, out, res.error);
 	return true;
 }
 
@@ -424,21 +425,22 @@ static void exec_write(u64 sector, u32 nr)
 	if (poisoned) {
 		struct fr_write_result res;
 		struct payload_ctx pc = { id, sector, payload_buf };
-		int r;
+		enum fr_write_outcome out;
 
 		lock_range(sector, nr);
-		r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
 		unlock_range(sector, nr);
 		S.pm.poison_len = 0;
 		S.fail_done = true;
-		if (r == -EIO) {
+		if (out == FR_WRITE_FAILED && res.error == -EIO) {
 			/* Not acknowledged: it must read as never written. */
 			S.ops[id].status = ST_LOST;
 			S.fig3[F_ERRORS]++;
-		} else if (r == FR_NEED_CLEAN) {
+		} else if (out == FR_WRITE_NEED_CLEAN) {
 			S.ops[id].status = ST_LOST;	/* not attempted */
 		} else {
-			violation("fr_write with an unreadable cached copy returned %d, not -EIO", r);
+			violation("fr_write with an unreadable cached copy: outcome %d, error %d, not failed with -EIO",
+				  out, res.error);
 			ack_write(id);
 		}
 	} else if (write_loop(id, sector, nr)) {
@@ -650,10 +652,12 @@ static void exec_xregion(u64 sector, u32 nr)
 	struct fr_write_result res;
 	struct payload_ctx pc = { 0, sector, payload_buf };
 	u64 stores = S.pm.stores;
-	int r = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
+	enum fr_write_outcome out = fr_write(&S.c, sector, nr, payload_write,
+					     &pc, &res);
 
-	if (r != -EINVAL)
-		violation("a write crossing a region returned %d, not -EINVAL", r);
+	if (out != FR_WRITE_FAILED || res.error != -EINVAL)
+		violation("a write crossing a region: outcome %d, error %d, not failed with -EINVAL",
+			  out, res.error);
 	if (S.pm.stores != stores)
 		violation("a refused write crossing a region stored to PM");
 	S.fig3[F_XREGION]++;

@@ -16,7 +16,7 @@ struct recovery;
 
 static u64 mut_sector_mask(u32 first, u32 count);
 static void mut_drop_new_flag(struct fr_cache *c, fr_pchunk_t p);
-static int mut_write_plan(struct write_op *w);
+static enum fr_write_outcome mut_write_plan(struct write_op *w);
 static void mut_write_evict(struct write_op *w);
 static int mut_write_prepare(struct write_op *w);
 static void mut_write_commit(struct write_op *w);
@@ -73,9 +73,9 @@ static void mut_drop_new_flag(struct fr_cache *c, fr_pchunk_t p)
 }
 
 /* NO_GROUP_FLAG: a multi-chunk write is committed as single writes. */
-static int mut_write_plan(struct write_op *w)
+static enum fr_write_outcome mut_write_plan(struct write_op *w)
 {
-	int r = write_plan(w);
+	enum fr_write_outcome r = write_plan(w);
 
 	if (MUT(NO_GROUP_FLAG)) {
 		w->group = false;
@@ -192,12 +192,13 @@ static int write_in_place(struct fr_cache *c, u64 sector, u32 nr_sectors,
 	return 0;
 }
 
-int fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
-	     fr_payload_fn payload, void *arg, struct fr_write_result *res)
+enum fr_write_outcome fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
+			       fr_payload_fn payload, void *arg,
+			       struct fr_write_result *res)
 {
 	if (MUT(IN_PLACE) &&
 	    !write_in_place(c, sector, nr_sectors, payload, arg, res))
-		return 0;
+		return FR_WRITE_DONE;
 	return fr_write_steps(c, sector, nr_sectors, payload, arg, res);
 }
 

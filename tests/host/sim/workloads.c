@@ -155,7 +155,7 @@ void build_workload(struct workload *w)
 	/*
 	 * Between stage and submit: rewrite the staged chunk, then make two
 	 * more colliding writes, so that the rewritten copy is cleaned
-	 * (FR_NEED_CLEAN) and displaced before the batch submits the stale
+	 * (FR_WRITE_NEED_CLEAN) and displaced before the batch submits the stale
 	 * data it staged.
 	 */
 	o = (struct op){ .type = OP_WB, .max = 1, .inj_at = INJ_STAGED,

@@ -168,10 +168,13 @@ TEST(bad_writes_refused_unchanged)
 	REQUIRE(!bad_recover(&b, &rep));
 	stores = b.im.spm.stores;
 	/* into a lost slot (key 4), alone or with a good neighbour (5) */
-	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v, &res), -EIO);
-	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 16, fill_byte, &v, &res), -EIO);
+	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EIO);
+	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 16, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EIO);
 	/* a partial write of key 1 would merge the unreadable copy */
-	CHECK_EQ(fr_write(&b.im.c, 1 * 8 + 2, 1, fill_byte, &v, &res), -EIO);
+	CHECK_EQ(fr_write(&b.im.c, 1 * 8 + 2, 1, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EIO);
 	CHECK_EQ(b.im.spm.stores, stores);
 	CHECK_EQ(fr_fill(&b.im.c, to_ochunk(12), fill_byte, &v), 0);
 	CHECK_EQ(b.im.spm.stores, stores);
@@ -208,7 +211,7 @@ TEST(bad_single_chunk_slot_and_bypass)
 	REQUIRE(fr_lookup(&b.im.c, to_ochunk(0), &hit));
 	CHECK_EQ(from_pchunk(hit.pchunk), pch(0, 1));
 	/* key 0 again: its own dirty copy is in the only chunk */
-	CHECK_EQ(fr_write(&b.im.c, 0, 8, fill_byte, &v2, &res), FR_NEED_CLEAN);
+	CHECK_EQ(fr_write(&b.im.c, 0, 8, fill_byte, &v2, &res), FR_WRITE_NEED_CLEAN);
 	CHECK_EQ(from_pchunk(res.victim), pch(0, 1));
 	CHECK_EQ(fr_writeback(&b.im.c, &cursor, 8, snaps, &bo_ops, NULL), 1);
 	CHECK_EQ(bo_mem[0], 0x11);
@@ -221,7 +224,7 @@ TEST(bad_single_chunk_slot_and_bypass)
 	/* another key of slot 0 (3, clean fill): displaces nothing dirty */
 	CHECK_EQ(fr_fill(&b.im.c, to_ochunk(3), fill_byte, &v1), 0);
 	/* slot 3 has no good chunk: keys 2, 5, 10, 13 go to the origin */
-	CHECK_EQ(fr_write(&b.im.c, 2 * 8, 8, fill_byte, &v1, &res), FR_BYPASS);
+	CHECK_EQ(fr_write(&b.im.c, 2 * 8, 8, fill_byte, &v1, &res), FR_WRITE_BYPASS);
 	CHECK_EQ(res.bypass, 2);
 	/*
 	 * A range over key 4 (slot 2, full of dirty 7 and 12) then 5 (slot 3)
@@ -230,8 +233,8 @@ TEST(bad_single_chunk_slot_and_bypass)
 	REQUIRE(!fr_write(&b.im.c, 7 * 8, 8, fill_byte, &v1, &res));
 	REQUIRE(!fr_write(&b.im.c, 12 * 8, 8, fill_byte, &v1, &res));
 	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v1, &res),
-		 FR_NEED_CLEAN);
-	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 16, fill_byte, &v1, &res), FR_BYPASS);
+		 FR_WRITE_NEED_CLEAN);
+	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 16, fill_byte, &v1, &res), FR_WRITE_BYPASS);
 	CHECK_EQ(res.bypass, 5);
 	CHECK(!fr_can_fill(&b.im.c, to_ochunk(10)));
 	CHECK_EQ(fr_fill(&b.im.c, to_ochunk(10), fill_byte, &v1), 0);
@@ -270,7 +273,7 @@ TEST(bad_writeback_skips_and_forget_drops)
 	CHECK(!fr_lookup(&b.im.c, to_ochunk(1), &hit));
 	CHECK(!fr_lookup(&b.im.c, to_ochunk(4), &hit));
 	/* the forgotten slot still has bad tags: writes bypass it */
-	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v, &res), FR_BYPASS);
+	CHECK_EQ(fr_write(&b.im.c, 4 * 8, 8, fill_byte, &v, &res), FR_WRITE_BYPASS);
 	CHECK_EQ(fr_discard(&b.im.c, 4 * 8, 8), 0);
 	CHECK_EQ(fr_forget_unreadable(&b.im.c, to_slot(0), 4), 0);
 	CHECK_EQ(b.bad_stores, 0);

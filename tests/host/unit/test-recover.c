@@ -339,10 +339,14 @@ TEST(write_refusals_change_nothing)
 	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
 	stores = im.spm.stores;
 	/* across a region boundary (chunk 1 | chunk 2) */
-	CHECK_EQ(fr_write(&im.c, 12, 8, fill_byte, &v, &res), -EINVAL);
-	CHECK_EQ(fr_write(&im.c, 0, 0, fill_byte, &v, &res), -EINVAL);
-	CHECK_EQ(fr_write(&im.c, ORIGIN, 1, fill_byte, &v, &res), -EINVAL);
-	CHECK_EQ(fr_write(&im.c, ORIGIN - 2, 3, fill_byte, &v, &res), -EINVAL);
+	CHECK_EQ(fr_write(&im.c, 12, 8, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EINVAL);
+	CHECK_EQ(fr_write(&im.c, 0, 0, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EINVAL);
+	CHECK_EQ(fr_write(&im.c, ORIGIN, 1, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EINVAL);
+	CHECK_EQ(fr_write(&im.c, ORIGIN - 2, 3, fill_byte, &v, &res), FR_WRITE_FAILED);
+	CHECK_EQ(res.error, -EINVAL);
 	CHECK_EQ(im.spm.stores, stores);
 	CHECK_EQ(fr_discard(&im.c, ORIGIN, 8), 0);
 	CHECK_EQ(fr_fill(&im.c, to_ochunk(16), fill_byte, &v), 0);
@@ -465,7 +469,7 @@ TEST(write_need_clean_writeback_and_fill)
 	CHECK_EQ(fr_count_dirty(&im.c), 2);
 	/* key 8 collides with two dirty chunks: the older must be cleaned */
 	memcpy(before, im.pm, im.bytes);
-	CHECK_EQ(fr_write(&im.c, 64, 8, fill_byte, &c, &res), FR_NEED_CLEAN);
+	CHECK_EQ(fr_write(&im.c, 64, 8, fill_byte, &c, &res), FR_WRITE_NEED_CLEAN);
 	CHECK(!memcmp(before, im.pm, im.bytes));
 	CHECK_EQ(from_pchunk(res.victim), hit.pchunk);
 	/* The forced writeback, as the kernel runs it: a batch from the victim. */

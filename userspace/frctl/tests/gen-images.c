@@ -171,22 +171,23 @@ static void img_write(struct img *im, u64 sector, u32 nr, u8 gen)
 {
 	struct fr_write_result res;
 	struct fr_wb_snap snap;
+	enum fr_write_outcome out;
 	struct pay p;
-	int r, tries = 0;
+	int tries = 0;
 	u64 cursor;
 
 	for (;;) {
 		p.sector = sector;
 		p.gen = gen;
-		r = fr_write(&im->c, sector, nr, payload, &p, &res);
-		if (r != FR_NEED_CLEAN)
+		out = fr_write(&im->c, sector, nr, payload, &p, &res);
+		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		/* Write the victim alone back, as the kernel's forced writeback starts. */
 		cursor = from_pchunk(res.victim);
 		if (++tries > 8 || fr_writeback(&im->c, &cursor, 1, &snap, &wb_ops, im) != 1)
 			die("cannot clean a victim");
 	}
-	if (r)
+	if (out != FR_WRITE_DONE)
 		die("fr_write failed");
 }
 
