@@ -16,7 +16,10 @@
  * one key with the same N flag, or an unreadable line).
  *
  * Four passes over the tags: scan (read-only), judge the interrupted groups,
- * settle their members, then each slot on its own.
+ * settle their members, then each slot on its own. Only the scan runs when
+ * nothing needs resolving (a clean shutdown's image, and most crashes): it
+ * builds the bitmaps itself, a word at a time, as long as every slot it
+ * met needs no store and no group's fate.
  *
  * An INCOMPLETE member belongs to an interrupted multi-chunk write (its seq
  * names the group). Members are committed with INCOMPLETE only after every
@@ -46,6 +49,15 @@ const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 	return NULL;
 }
 
+/* Judge tag p from its words (read already). */
+static void judge_tag(const struct fr_geometry *g, fr_pchunk_t p,
+		      struct fr_tag_read *t)
+{
+	t->problem = fr_tag_problem(g, p, t->commit, t->sectors);
+	t->valid = (t->commit & FR_TAG_VALID) && !t->problem;
+}
+
+/* Read tag p word by word, machine-check safe. */
 static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 		     struct fr_tag_read *t)
 {
@@ -59,20 +71,12 @@ static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 		t->problem = "unreadable";
 		return;
 	}
-	t->problem = fr_tag_problem(&c->geo, p, t->commit, t->sectors);
-	t->valid = (t->commit & FR_TAG_VALID) && !t->problem;
+	judge_tag(&c->geo, p, t);
 }
 
-void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
-		  struct fr_tag_read t[2])
+/* The pair rule: of two copies of one key with the same N, the older one. */
+static void judge_pair(struct fr_tag_read t[2])
 {
-	if (fr_slot_tags_bad(c, s)) {
-		/* Known unreadable: not read; the slot counts as empty. */
-		memset(t, 0, 2 * sizeof(*t));
-		return;
-	}
-	read_tag(c, slot_chunk(s, 0), &t[0]);
-	read_tag(c, slot_chunk(s, 1), &t[1]);
 	if (t[0].valid && t[1].valid &&
 	    fr_commit_key(t[0].commit) == fr_commit_key(t[1].commit) &&
 	    (t[0].commit & FR_TAG_NEW) == (t[1].commit & FR_TAG_NEW)) {
@@ -85,14 +89,97 @@ void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
 	}
 }
 
+void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
+		  struct fr_tag_read t[2])
+{
+	if (fr_slot_tags_bad(c, s)) {
+		/* Known unreadable: not read; the slot counts as empty. */
+		memset(t, 0, 2 * sizeof(*t));
+		return;
+	}
+	read_tag(c, slot_chunk(s, 0), &t[0]);
+	read_tag(c, slot_chunk(s, 1), &t[1]);
+	judge_pair(t);
+}
+
+/*
+ * Recovery reads the tags in order, FR_TAG_BATCH at a time, with one
+ * machine-check-safe copy (three a tag, word by word, would cost a call per
+ * word). A batch that holds a slot with known bad tags, or that cannot be
+ * copied whole (a media error), is read a tag at a time as fr_read_slot()
+ * does, so an error costs only the tags it hits.
+ */
+#define FR_TAG_BATCH	32	/* tags, 1 KiB: on the stack */
+
+struct tag_batch {
+	const struct fr_cache *c;
+	u64 first, n;		/* tags first .. first + n - 1 are in d */
+	struct fr_tag_disk d[FR_TAG_BATCH];
+};
+
+static void batch_init(struct tag_batch *b, const struct fr_cache *c)
+{
+	b->c = c;
+	b->first = 0;
+	b->n = 0;
+}
+
+static bool batch_load(struct tag_batch *b, u64 p)
+{
+	const struct fr_cache *c = b->c;
+	u64 first = p & ~(u64)(FR_TAG_BATCH - 1), s;
+
+	b->first = first;
+	b->n = 0;
+	if (c->bad.tag_slots)
+		for (s = first >> 1;
+		     s < (first + FR_TAG_BATCH) >> 1 && s < c->geo.nr_slots; s++)
+			if (fr_slot_tags_bad(c, to_slot(s)))
+				return false;
+	if (fr_pm_read(b->d, &c->tags[first],
+		       min_t(u64, FR_TAG_BATCH, c->geo.nr_chunks - first) *
+		       sizeof(b->d[0])))
+		return false;
+	b->n = min_t(u64, FR_TAG_BATCH, c->geo.nr_chunks - first);
+	return true;
+}
+
+/* fr_read_slot(), from the batch when it can. */
+static void batch_read_slot(struct tag_batch *b, u64 s,
+			    struct fr_tag_read t[2])
+{
+	u64 p = s * 2;
+	u32 i;
+
+	if (p < b->first || p >= b->first + FR_TAG_BATCH)
+		batch_load(b, p);
+	if (p + 1 >= b->first + b->n) {
+		fr_read_slot(b->c, to_slot(s), t);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		const struct fr_tag_disk *d = &b->d[p + i - b->first];
+
+		memset(&t[i], 0, sizeof(t[i]));
+		t[i].commit = le64_to_cpu(d->commit);
+		t[i].seq = le64_to_cpu(d->seq);
+		t[i].sectors = le64_to_cpu(d->sectors);
+		judge_tag(&b->c->geo, to_pchunk(p + i), &t[i]);
+	}
+	judge_pair(t);
+}
+
 /* One run of fr_recover(): its inputs, the groups found, the report. */
 struct recovery {
 	struct fr_cache *c;
 	enum fr_recover_mode mode;
 	bool store;			/* not FR_RECOVER_CHECK */
+	/* Scan only: the scan built the bitmaps; no slot needs pass 4. */
+	bool scan_only;
 	struct fr_group_scratch *groups;
 	u32 max_groups, ngroups;
 	struct fr_recovery_report *rep;
+	struct tag_batch batch;
 };
 
 static struct fr_group_scratch *find_group(const struct recovery *rv, u64 seq)
@@ -135,20 +222,86 @@ static u64 resolved_commit(const struct recovery *rv,
 	return 0;
 }
 
-/* Pass 1, read-only: corrupt tags, interrupted groups, the highest seq. */
+/*
+ * The bitmaps as the scan builds them, a word at a time, while every slot
+ * so far needs nothing of pass 4 (rv->scan_only): slot s's tags resolve to
+ * their own commit words.
+ */
+struct scan_bits {
+	unsigned long valid, dirty;	/* the word being built */
+	u64 nr_valid, nr_dirty;
+};
+
+/*
+ * Does the slot need more than the scan: a corrupt tag (repair clears it),
+ * a member of an interrupted group, or two copies of one key (pass 4 drops
+ * the superseded one)?
+ */
+static bool slot_needs_resolving(const struct fr_tag_read t[2])
+{
+	return t[0].problem || t[1].problem ||
+	       (t[0].valid && (t[0].commit & FR_TAG_INCOMPLETE)) ||
+	       (t[1].valid && (t[1].commit & FR_TAG_INCOMPLETE)) ||
+	       (t[0].valid && t[1].valid &&
+		fr_commit_key(t[0].commit) == fr_commit_key(t[1].commit));
+}
+
+static void scan_bits_slot(struct recovery *rv, struct scan_bits *sb, u64 s,
+			   const struct fr_tag_read t[2])
+{
+	struct fr_cache *c = rv->c;
+	u32 i;
+
+	if (FR_STEP(slot_needs_resolving, t)) {
+		rv->scan_only = false;
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		u64 p = s * 2 + i;
+		unsigned long bit = 1UL << (p % BITS_PER_LONG);
+
+		if (t[i].valid) {
+			sb->valid |= bit;
+			sb->nr_valid++;
+			if (t[i].commit & FR_TAG_DIRTY) {
+				sb->dirty |= bit;
+				sb->nr_dirty++;
+			}
+		}
+		/* The word is complete, or the cache ends in it. */
+		if (p % BITS_PER_LONG == BITS_PER_LONG - 1 ||
+		    p == c->geo.nr_chunks - 1) {
+			c->valid_bits[p / BITS_PER_LONG] = sb->valid;
+			c->dirty_bits[p / BITS_PER_LONG] = sb->dirty;
+			sb->valid = 0;
+			sb->dirty = 0;
+		}
+	}
+}
+
+/*
+ * Pass 1, read-only: corrupt tags, interrupted groups, the highest seq; and
+ * the bitmaps, unless a slot needs pass 4 (then pass 4 builds them). Known
+ * bad PM always takes pass 4 (its rules for bad chunks).
+ */
 static int recover_scan(struct recovery *rv, const char **why)
 {
 	struct fr_recovery_report *rep = rv->rep;
+	struct scan_bits sb = { 0 };
 	struct fr_tag_read t[2];
 	u32 i;
 	u64 s;
 
+	rv->scan_only = !rv->c->bad.chunks && !rv->c->bad.tag_slots;
+	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
 		if (fr_slot_tags_bad(rv->c, to_slot(s))) {
 			rep->lost_slots++;
 			continue;
 		}
-		fr_read_slot(rv->c, to_slot(s), t);
+		batch_read_slot(&rv->batch, s, t);
+		if (rv->scan_only)
+			scan_bits_slot(rv, &sb, s, t);
 		for (i = 0; i < 2; i++) {
 			struct fr_group_scratch *grp;
 
@@ -178,6 +331,12 @@ static int recover_scan(struct recovery *rv, const char **why)
 		*why = "corrupt tags on PM (run frctl check)";
 		return -EUCLEAN;
 	}
+	if (rv->scan_only) {
+		atomic64_set(&rv->c->nr_valid, sb.nr_valid);
+		atomic64_set(&rv->c->nr_dirty, sb.nr_dirty);
+		rep->valid = sb.nr_valid;
+		rep->dirty = sb.nr_dirty;
+	}
 	return 0;
 }
 
@@ -188,8 +347,9 @@ static void recover_judge_groups(struct recovery *rv)
 	u32 i;
 	u64 s;
 
+	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
-		fr_read_slot(rv->c, to_slot(s), t);
+		batch_read_slot(&rv->batch, s, t);
 		for (i = 0; i < 2; i++) {
 			struct fr_group_scratch *grp;
 
@@ -215,8 +375,9 @@ static void recover_settle_groups(struct recovery *rv)
 	u32 i;
 	u64 s;
 
+	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
-		fr_read_slot(rv->c, to_slot(s), t);
+		batch_read_slot(&rv->batch, s, t);
 		for (i = 0; i < 2; i++) {
 			u64 rc;
 
@@ -274,6 +435,7 @@ static void recover_slots(struct recovery *rv)
 	u64 s, rc[2], nr_valid = 0, nr_dirty = 0;
 	u32 i;
 
+	batch_init(&rv->batch, c);
 	for (s = 0; s < c->geo.nr_slots; s++) {
 		if (fr_slot_tags_bad(c, to_slot(s))) {
 			/* Nothing known: nothing valid (lost until forgotten). */
@@ -283,7 +445,7 @@ static void recover_slots(struct recovery *rv)
 			clear_bit(s * 2 + 1, c->dirty_bits);
 			continue;
 		}
-		fr_read_slot(c, to_slot(s), t);
+		batch_read_slot(&rv->batch, s, t);
 		for (i = 0; i < 2; i++) {
 			rc[i] = resolved_commit(rv, &t[i]);
 			if (t[i].problem && rv->mode == FR_RECOVER_REPAIR) {
@@ -346,7 +508,9 @@ int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 		FR_STEP(recover_judge_groups, &rv);
 		FR_STEP(recover_settle_groups, &rv);
 	}
-	FR_STEP(recover_slots, &rv);
+	/* Nothing to store and the bitmaps built: the scan was enough. */
+	if (!rv.scan_only)
+		FR_STEP(recover_slots, &rv);
 	atomic64_set(&c->next_seq, rep->max_seq);
 	return 0;
 }

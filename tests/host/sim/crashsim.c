@@ -89,6 +89,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_STAGE_BOTH_COPIES] = "STAGE_BOTH_COPIES",
 	[FR_MUT_DISCARD_KEEPS_CLEAN] = "DISCARD_KEEPS_CLEAN",
 	[FR_MUT_SWEEP_WRAPS] = "SWEEP_WRAPS",
+	[FR_MUT_SCAN_ONLY_PAIRS] = "SCAN_ONLY_PAIRS",
 };
 
 static void usage(void)

@@ -39,6 +39,8 @@ static int mut_recover_scan(struct recovery *rv, const char **why);
 static void mut_recover_judge_groups(struct recovery *rv);
 static void mut_recover_settle_groups(struct recovery *rv);
 static void mut_recover_slots(struct recovery *rv);
+struct fr_tag_read;
+static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
@@ -339,4 +341,18 @@ static void mut_recover_settle_groups(struct recovery *rv)
 static void mut_recover_slots(struct recovery *rv)
 {
 	recover_slots(rv);
+}
+
+/*
+ * SCAN_ONLY_PAIRS: recovery's scan decides a slot needs nothing more when
+ * its two tags hold one key (a crash before step 4 dropped the old copy):
+ * pass 4 is skipped, both copies stay and the bitmaps show both.
+ */
+static bool mut_slot_needs_resolving(const struct fr_tag_read t[2])
+{
+	if (MUT(SCAN_ONLY_PAIRS))
+		return t[0].problem || t[1].problem ||
+		       (t[0].valid && (t[0].commit & FR_TAG_INCOMPLETE)) ||
+		       (t[1].valid && (t[1].commit & FR_TAG_INCOMPLETE));
+	return slot_needs_resolving(t);
 }

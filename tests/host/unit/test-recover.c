@@ -262,6 +262,8 @@ TEST(recover_detects_every_kind_of_corrupt_tag)
 
 		REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
 		set_tag(&im, pch(1, 1), 6, VND, 7, 0xff);
+		/* In the same batch of tags: read one by one, still valid. */
+		set_tag(&im, pch(0, 0), 3, VND, 5, 0xff);
 		im.spm.poison_off = (u64)((u8 *)&im.c.tags[pch(1, 1)].seq - im.pm);
 		im.spm.poison_len = 8;
 		CHECK_EQ(recover(&im, FR_RECOVER_APPLY, 8, &rep, &why), -EUCLEAN);
@@ -269,8 +271,76 @@ TEST(recover_detects_every_kind_of_corrupt_tag)
 		CHECK_EQ(rep.corrupt_tags, 1);
 		REQUIRE(!recover(&im, FR_RECOVER_REPAIR, 8, &rep, &why));
 		CHECK_EQ(tag_commit_of(&im, pch(1, 1)), 0);
+		CHECK_EQ(rep.valid, 1);
+		CHECK_EQ(rep.dirty, 1);
+		CHECK(test_bit(pch(0, 0), im.c.valid_bits));
+		CHECK(test_bit(pch(0, 0), im.c.dirty_bits));
+		CHECK(!test_bit(pch(1, 1), im.c.valid_bits));
 		img_free(&im);
 	}
+}
+
+/*
+ * The scan builds the bitmaps a word at a time when nothing needs resolving,
+ * and pass 4 bit by bit otherwise: over several words and a partial last
+ * one, both must give what the tags say, and the same counts.
+ */
+TEST(recover_bitmaps_scan_only_and_full)
+{
+	enum { CHUNKS = 300, SLOTS = CHUNKS / 2 };
+	static struct img im;
+	struct fr_recovery_report rep;
+	const char *why = NULL;
+	u64 keys[SLOTS][2], s, k, nv = 0, nd = 0, rnd = 12345;
+	u32 nk[SLOTS] = { 0 }, i, pass;
+	bool want_v[CHUNKS] = { false }, want_d[CHUNKS] = { false };
+
+	REQUIRE(!img_format(&im, CHUNKS, 2, 1, CHUNKS * 8 * 3));
+	for (k = 0; k < im.c.geo.origin_chunks; k++) {
+		s = from_slot(fr_slot_of(&im.c.geo, to_ochunk(k)));
+		if (nk[s] < 2)
+			keys[s][nk[s]++] = k;
+	}
+	for (s = 0; s < SLOTS; s++) {
+		REQUIRE(nk[s] == 2);
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		for (i = 0; i < 2; i++) {
+			u32 what = (rnd >> (33 + 3 * i)) % 4;	/* free, clean, dirty, dirty */
+
+			if (!what)
+				continue;
+			set_tag(&im, s * 2 + i, keys[s][i],
+				FR_TAG_VALID | (i ? FR_TAG_NEW : 0) |
+				(what >= 2 ? FR_TAG_DIRTY : 0), s * 2 + i + 1, 0xff);
+			want_v[s * 2 + i] = true;
+			want_d[s * 2 + i] = what >= 2;
+		}
+	}
+	for (pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			/* Last slot: a superseded copy, so pass 4 must run. */
+			set_tag(&im, CHUNKS - 2, keys[SLOTS - 1][0], FR_TAG_VALID, 1, 0xff);
+			set_tag(&im, CHUNKS - 1, keys[SLOTS - 1][0], VND, 2, 0xff);
+			want_v[CHUNKS - 2] = false;
+			want_d[CHUNKS - 2] = false;
+			want_v[CHUNKS - 1] = true;
+			want_d[CHUNKS - 1] = true;
+		}
+		REQUIRE(!recover(&im, FR_RECOVER_APPLY, 8, &rep, &why));
+		CHECK_EQ(rep.superseded_dropped, pass);
+		nv = nd = 0;
+		for (k = 0; k < CHUNKS; k++) {
+			CHECK_EQ(test_bit(k, im.c.valid_bits), want_v[k]);
+			CHECK_EQ(test_bit(k, im.c.dirty_bits), want_d[k]);
+			nv += want_v[k];
+			nd += want_d[k];
+		}
+		CHECK_EQ(rep.valid, nv);
+		CHECK_EQ(rep.dirty, nd);
+		CHECK_EQ(fr_count_valid(&im.c), nv);
+		CHECK_EQ(fr_count_dirty(&im.c), nd);
+	}
+	img_free(&im);
 }
 
 /* ---- the write path's refusals and the writeback handshake ---- */
