@@ -193,7 +193,7 @@ def read_runs(raw):
     out = []
     for r in rows:
         s = r.get("set")
-        if s == "load":
+        if s in ("load", "loadsweep"):
             out.append(r)
             continue
         kind = r.get("workload") or r.get("job")
@@ -319,6 +319,7 @@ def main():
     rows = read_runs(raw)
     perf = [r for r in rows if r.get("set") in ("block", "fs")]
     loads = [r for r in rows if r.get("set") == "load"]
+    sweeps = [r for r in rows if r.get("set") == "loadsweep"]
 
     # ---------------------------------------------------------------- runs.csv
     cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
@@ -478,6 +479,27 @@ def main():
         put("load_time_vs_dm_writecache", ratio_of(ld_r, ndrop),
             "dmsetup create of a full PM (dm-fr: recovery; dm-writecache: resume), per repetition")
 
+    # Load time against PM size: a least-squares line per target, and what it
+    # gives for 1 TiB of PM (a projection from small PMs under emulation).
+    sweep = {}
+    for cfg in ("fr", "wc"):
+        pts = sorted((int(r["load_pm_mib"]), int(r["load_ns"]) / 1e6) for r in sweeps
+                     if r.get("config") == cfg and r.get("verify") == "ok")
+        if not pts:
+            continue
+        ent = {"points_mib_ms": [[m, round(t, 1)] for m, t in pts]}
+        if len(pts) >= 2:
+            n = len(pts)
+            mx = sum(m for m, _ in pts) / n
+            my = sum(t for _, t in pts) / n
+            sxx = sum((m - mx) ** 2 for m, _ in pts)
+            if sxx:
+                slope = sum((m - mx) * (t - my) for m, t in pts) / sxx
+                ent["ms_per_gib"] = round(slope * 1024, 1)
+                ent["ms_fixed"] = round(my - slope * mx, 1)
+                ent["projected_ms_1tib"] = round(my + slope * (1024 * 1024 - mx), 0)
+        sweep[cfg] = ent
+
     # ---------------------------------------------------------------- per-config tables
     def cfg_table(s, kind, cfgs, fs=""):
         lines = []
@@ -536,10 +558,10 @@ def main():
         f["devs"] = ", ".join(sorted(f["devs"]))
         f["where"] = ", ".join(sorted(f["where"]))
 
-    runs_ok = [r["verify"] == "ok" for r in perf] + [r.get("verify") == "ok" for r in loads]
+    runs_ok = [r["verify"] == "ok" for r in perf] + [r.get("verify") == "ok" for r in loads + sweeps]
     all_verified = bool(runs_ok) and all(runs_ok)
     failed = sorted({f'{r.get("set")}/{r.get("fs") or ""}/{r.get("workload") or r.get("config")}/'
-                     f'{r.get("config")} rep {r.get("rep")}: {r.get("verify")}' for r in perf + loads
+                     f'{r.get("config")} rep {r.get("rep")}: {r.get("verify")}' for r in perf + loads + sweeps
                      if r.get("verify") != "ok"})
 
     def goal_met(name):
@@ -561,6 +583,7 @@ def main():
         "goals": {k: v[2] for k, v in GOALS.items()},
         "goal_met": {k: goal_met(k) for k in GOALS if k in ratios},
         "dram": dram,
+        "load_sweep": sweep,
         "all_verified": all_verified,
         "verification_failures": failed,
         "meta": {**meta, **host},
@@ -789,6 +812,25 @@ def write_markdown(out, S, fss):
                 ("status after the load", "status_loaded", lambda x: f"`{x}`"),
                 ("verified", "verify", lambda x: x)):
             L.append(f"| {label} | {f(fr.get(key))} | {f(wc.get(key))} |")
+    sw = S.get("load_sweep") or {}
+    if sw:
+        L.append("\n### Load time against PM size\n")
+        L.append("The same load test on slices of the PM, once each (`loadsweep`); a least-squares "
+                 "line per target gives the fixed cost, the cost per GiB and a projection to 1 TiB "
+                 "(from small PMs under software emulation: an order of magnitude, not a promise).\n")
+        sizes = sorted({m for e in sw.values() for m, _ in e.get("points_mib_ms", [])})
+        L.append("| PM, MiB | " + " | ".join(str(m) for m in sizes) +
+                 " | fixed, ms | ms per GiB | 1 TiB, projected |")
+        L.append("|---|" + "---|" * (len(sizes) + 3))
+        for cfg, name in (("fr", "dm-fr"), ("wc", "dm-writecache")):
+            e = sw.get(cfg)
+            if not e:
+                continue
+            pts = dict((m, t) for m, t in e.get("points_mib_ms", []))
+            proj = e.get("projected_ms_1tib")
+            L.append(f"| {name}, ms | " + " | ".join(fmt(pts.get(m)) if m in pts else "-" for m in sizes) +
+                     f" | {fmt(e.get('ms_fixed'))} | {fmt(e.get('ms_per_gib'))} | "
+                     f"{'-' if proj is None else f'{proj / 1000:.1f} s'} |")
     cp = S.get("coreprof")
     if cp:
         L.append("\n## The protocol core, instructions per operation (callgrind)\n")

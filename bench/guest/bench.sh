@@ -40,7 +40,7 @@
 # 4 KiB writes + fdatasync per job, 8m), BENCH_FS_WC (the file systems that
 # also run dm-writecache, ext4), BENCH_OLTP_FS (the file systems that run the
 # oltp job, "ext4 xfs": on Btrfs it takes 10-20 s a run),
-# BENCH_SETS (default "block load fs fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_SETS (default "block load loadsweep fs fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
 # (the block workloads to run; default all).
@@ -59,7 +59,7 @@ FSMAXRT=${BENCH_FS_MAX_RUNTIME:-20}
 OLTP_IO_SIZE=${BENCH_OLTP_IO_SIZE:-8m}
 FSWC=${BENCH_FS_WC-ext4}
 HEADLINE_BLOCK="qd1_fsync 2j_fsync"
-SETS=${BENCH_SETS:-block load fs fsbig}
+SETS=${BENCH_SETS:-block load loadsweep fs fsbig}
 OLTPFS=${BENCH_OLTP_FS-ext4 xfs}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
 MIXFS=${BENCH_MIX_FS-ext4}	# (empty: none)
@@ -594,15 +594,64 @@ fsbig_set() {
 
 # ------------------------------------------------------------------ DRAM and load time
 
+# load_time CFG PMS ORIG ID: on the PM slice PMS, create CFG with writeback
+# held off, fill the cache completely, remove it and time the create of the
+# full PM (dm-fr: recovery at preresume; dm-writecache: its constructor and
+# resume read every entry); then read everything back through the loaded
+# cache and check it, and remove it. Sets LT_FILL (bytes), LT_FILL_NS,
+# LT_LOAD_NS, LT_SFULL, LT_SLOADED (status lines), LT_TABLE and LT_WHY
+# (empty if all went well).
+load_time() {
+	local cfg=$1 pms=$2 orig=$3 id=$4 s t0 t1 opts=()
+	LT_WHY=
+	case $cfg in
+	fr)
+		opts=(writeback_period 0 high_watermark 100 low_watermark 100)
+		mkcfg fr "$pms" "$orig" $((1024 * MIB)) "${opts[@]}" || LT_WHY="$LT_WHY create-load"
+		;;
+	wc)
+		zero_head "$pms"
+		DMNAME=bwc
+		$DMS create bwc --table "0 $((1024 * MIB)) writecache p $orig $pms 4096 4 high_watermark 100 low_watermark 99" ||
+			LT_WHY="$LT_WHY create-load"
+		DEV=$(dmdev bwc)
+		;;
+	esac
+	s=$(status)
+	case $cfg in
+	fr) LT_FILL=$(( $(fr_field "$s" 5) * 4096 )) ;;	# chunks_total
+	wc) LT_FILL=$(( ($(echo "$s" | awk '{ print $5 }') - 64) * 4096 )) ;;	# total blocks, less a margin
+	esac
+	export BENCH_DEV=$DEV BENCH_SIZE=$((LT_FILL >> 20))m
+	t0=$(date +%s%N)
+	fio_ok "$id-fill" "$JOBS/fill.fio" fill || LT_WHY="$LT_WHY fill"
+	t1=$(date +%s%N)
+	LT_FILL_NS=$((t1 - t0))
+	LT_SFULL=$(status)
+	LT_TABLE=$($DMS table "$DMNAME")
+	# The same table without "fresh": recover (or resume) what is there.
+	[ "$cfg" = fr ] && LT_TABLE="0 $((1024 * MIB)) fr $orig $pms ${#opts[@]} ${opts[*]}"
+	rmcfg
+	sync
+	t0=$(date +%s%N)
+	$DMS create "b$cfg" --table "$LT_TABLE" || LT_WHY="$LT_WHY reload"
+	t1=$(date +%s%N)
+	LT_LOAD_NS=$((t1 - t0))
+	DMNAME=b$cfg
+	DEV=$(dmdev "$DMNAME")
+	LT_SLOADED=$(status)
+	BENCH_DEV=$DEV
+	fio_ok "$id-check" "$JOBS/fill.fio" check || LT_WHY="$LT_WHY check"
+	rmcfg
+}
+
 # load_run CFG REP: the DRAM a cache takes on a 64 MiB slice of the PM and on
-# the whole PM (512 MiB); then, on a 256 MiB slice, fill the cache completely
-# (writeback held off), remove it and time the load of the full PM (dm-fr:
-# recovery at preresume; dm-writecache: its constructor and resume read every
-# entry), and read everything back through the loaded cache and check it.
+# the whole PM (512 MiB); then the load time of a full LOAD_MIB slice
+# (load_time).
 LOAD_MIB=256
 load_run() {
 	local cfg=$1 rep=$2 orig id="load-$1-$2" m0 m1 m2 m3 v0 v1
-	local s sfull fill fill_ns t0 t1 verify=ok why= mod opts=() table pms
+	local verify=ok why= mod pms
 	case $cfg in
 	fr) orig=$(linear blorig "$ORIGIN" 4096 1024) mod=dm_fr ;;
 	wc) orig=$(linear blorig "$ORIGIN" 5120 1024) mod=dm_writecache ;;
@@ -619,52 +668,15 @@ load_run() {
 	m3=$(dram_kb)
 	v1=$(vmalloc_of $mod)
 	rmcfg
-	# The load test: writeback held off, so that the PM fills with dirty data.
 	pms=$(linear blpm $PM 0 $LOAD_MIB)
-	case $cfg in
-	fr)
-		opts=(writeback_period 0 high_watermark 100 low_watermark 100)
-		mkcfg fr "$pms" "$orig" $((1024 * MIB)) "${opts[@]}" || why="$why create-load"
-		;;
-	wc)
-		zero_head "$pms"
-		DMNAME=bwc
-		$DMS create bwc --table "0 $((1024 * MIB)) writecache p $orig $pms 4096 4 high_watermark 100 low_watermark 99" ||
-			why="$why create-load"
-		DEV=$(dmdev bwc)
-		;;
-	esac
-	s=$(status)
-	case $cfg in
-	fr) fill=$(( $(fr_field "$s" 5) * 4096 )) ;;	# chunks_total
-	wc) fill=$(( ($(echo "$s" | awk '{ print $5 }') - 64) * 4096 )) ;;	# total blocks, less a margin
-	esac
-	export BENCH_DEV=$DEV BENCH_SIZE=$((fill >> 20))m
-	t0=$(date +%s%N)
-	fio_ok "$id-fill" "$JOBS/fill.fio" fill || why="$why fill"
-	t1=$(date +%s%N)
-	fill_ns=$((t1 - t0))
-	sfull=$(status)
-	table=$($DMS table "$DMNAME")
-	# The same table without "fresh": recover (or resume) what is there.
-	[ $cfg = fr ] && table="0 $((1024 * MIB)) fr $orig $pms ${#opts[@]} ${opts[*]}"
-	rmcfg
-	sync
-	t0=$(date +%s%N)
-	$DMS create b$cfg --table "$table" || why="$why reload"
-	t1=$(date +%s%N)
-	DMNAME=b$cfg
-	DEV=$(dmdev $DMNAME)
-	s=$(status)
-	BENCH_DEV=$DEV
-	fio_ok "$id-check" "$JOBS/fill.fio" check || why="$why check"
+	load_time "$cfg" "$pms" "$orig" "$id"
+	why="$why$LT_WHY"
 	[ -z "$why" ] || verify=FAIL
 	rec set load config "$cfg" rep "$rep" dram_small_kb $((m1 - m0)) dram_full_kb $((m3 - m2)) \
 		vmalloc_mod_bytes $((v1 - v0)) pm_small_mib 64 pm_full_mib $((PM_BYTES >> 20)) \
-		load_pm_mib $LOAD_MIB fill_bytes "$fill" fill_ns "$fill_ns" status_full "$sfull" \
-		load_ns $((t1 - t0)) status_loaded "$s" table "$table" verify "$verify${why:+:$why}"
-	log "load $cfg rep $rep: DRAM 64 MiB PM $((m1 - m0)) kB, whole PM $((m3 - m2)) kB (vmalloc $((v1 - v0)) B); load of a full $LOAD_MIB MiB PM $(((t1 - t0) / 1000000)) ms; verify $verify$why"
-	rmcfg
+		load_pm_mib $LOAD_MIB fill_bytes "$LT_FILL" fill_ns "$LT_FILL_NS" status_full "$LT_SFULL" \
+		load_ns "$LT_LOAD_NS" status_loaded "$LT_SLOADED" table "$LT_TABLE" verify "$verify${why:+:$why}"
+	log "load $cfg rep $rep: DRAM 64 MiB PM $((m1 - m0)) kB, whole PM $((m3 - m2)) kB (vmalloc $((v1 - v0)) B); load of a full $LOAD_MIB MiB PM $((LT_LOAD_NS / 1000000)) ms; verify $verify$why"
 	dm_gone blpm
 	dm_gone blorig
 }
@@ -674,6 +686,29 @@ load_set() {
 	for rep in $(seq 1 "$REPS"); do
 		for cfg in $(rotate $((rep - 1)) fr wc); do
 			load_run "$cfg" "$rep"
+		done
+	done
+}
+
+# The load time of a full PM against its size (BENCH_LOAD_SWEEP_MIB, slices
+# of the PM), once each for dm-fr and dm-writecache: how activation grows,
+# for the projection to a large PM (report.py fits a line to it).
+LOAD_SWEEP_MIB=${BENCH_LOAD_SWEEP_MIB:-64 128 256 448}
+loadsweep_set() {
+	local mib cfg orig pms verify
+	for mib in $LOAD_SWEEP_MIB; do
+		[ $((mib << 20)) -le "$PM_BYTES" ] || continue
+		for cfg in fr wc; do
+			orig=$(linear blorig "$ORIGIN" 4096 1024)
+			pms=$(linear blpm $PM 0 "$mib")
+			load_time "$cfg" "$pms" "$orig" "loadsweep-$cfg-$mib"
+			verify=ok
+			[ -z "$LT_WHY" ] || verify="FAIL:$LT_WHY"
+			rec set loadsweep config "$cfg" rep 1 load_pm_mib "$mib" fill_bytes "$LT_FILL" \
+				load_ns "$LT_LOAD_NS" status_loaded "$LT_SLOADED" verify "$verify"
+			log "loadsweep $cfg: load of a full $mib MiB PM $((LT_LOAD_NS / 1000000)) ms; verify $verify"
+			dm_gone blpm
+			dm_gone blorig
 		done
 	done
 }
