@@ -121,7 +121,7 @@ image of {cp['pm_chunks']} 4 KiB chunks); machine-readable: costs.json.
 | write hit (overwrite of a cached chunk) | {f(h['fences'])} | {f(h['pm_lines'])} | {f(h['line_writes'])} | {f(h['tag_stores'])} | {h['instructions']} |
 | read hit | {f(r['fences'])} | {f(r['pm_lines'])} | {f(r['line_writes'])} | {f(r['tag_stores'])} | {r['instructions']} |
 | writeback, per chunk (batches of 64) | {f(w['fences'])} (1 per batch) | {f(w['pm_lines'])} | {f(w['line_writes'])} | {f(w['tag_stores'])} | {w['instructions']} |
-| recovery, per chunk (clean image) | {f(rc['fences'])} (1 per recovery) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {rc['instructions']} |
+| recovery, per chunk (clean image) | {f(rc['fences'])} (none: the scan alone) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {rc['instructions']} |
 | FLUSH / FUA | 0 | 0 | 0 | 0 | (glue only) |
 | raw 4 KiB copy (for scale) | 0 | 64 | 64 | 0 | {raw_ir} |
 
@@ -153,8 +153,10 @@ points"):
   nothing stored.
 - **Writeback**: step 4 clears D on each chunk written back (1 tag store),
   one fence for the batch of up to 64 chunks, after the origin's flush.
-- **Recovery** of a cleanly written image stores nothing; pass 4 fences once
-  (it fences in APPLY mode whether or not it stored).
+- **Recovery** of a cleanly written image stores nothing and fences
+  nothing: the scan alone reads the tags (32 per machine-check-safe copy)
+  and builds the bitmaps, and the passes that store (and fence) run only
+  when a slot needs them (docs/protocol.md, Recovery).
 - **Kernel glue**: the payload is `fr_bio_copy()` (dm-fr/fr-io.c), one
   `memcpy_flushcache` per bio segment: the 64 data lines above, nothing
   more. The glue issues no fence of its own (`fr_pm_fence` in the core is
