@@ -7,9 +7,8 @@
  * status field and message).
  *
  * This file is the target's face to device-mapper: the table line, the
- * suspend and resume hooks, status and messages. The bio path is in
- * fr-io.c and fr-fill.c, the PM's lifecycle in fr-load.c, writeback in
- * fr-writeback.c, the protocol in fr-core.c.
+ * suspend and resume hooks, status and messages. The rest: dm-fr.h's map
+ * of the files (bio path, locks, PM device, origin I/O, writeback, core).
  */
 #include <linux/module.h>
 #include <linux/blkdev.h>
