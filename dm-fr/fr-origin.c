@@ -11,8 +11,8 @@
  *                    a discard
  *   plain misses     fr_origin_remap: dm core sends the bio itself
  *
- * All of them come from the target's own bio_set, so none allocates from
- * the general pool under memory pressure.
+ * Every bio allocated here comes from the target's own bio_set, so none
+ * comes from the general pool under memory pressure.
  */
 #include <linux/blkdev.h>
 
