@@ -30,6 +30,8 @@ FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_d
              "read_hits", "read_misses", "write_hits", "write_misses", "forced_writebacks",
              "writeback_rounds", "chunks_written_back", "origin_errors", "pm_errors",
              "read_fills", "cleaner"]
+# Appended later (target 1.3, 1.4, 1.6): parsed when the line has them.
+FR_FIELDS_OPTIONAL = ["unreadable", "bad_chunks", "lost_slots", "prefetched"]
 
 CONFIG_NAMES = {
     "raw": "raw PM (/dev/pmem0, O_DIRECT)",
@@ -49,6 +51,8 @@ BLOCK_WORKLOADS = [
     ("odirect", "4 KiB O_DIRECT random write, no fsync", "write IOPS"),
     ("randread", "4 KiB random read of cached data", "read IOPS"),
     ("readmostly", "zipf 1.2, 90% reads / 10% writes, 64 MiB, cold start", "IOPS (r+w)"),
+    ("readmostly_warm", "the same again, right after: warm (what the cold run cached)",
+     "IOPS (r+w)"),
     ("halfpm", "4 KiB random write over 240 MiB (half the PM)", "write IOPS"),
     ("overflow_seq", "128 KiB sequential write over 256 MiB (4x the 64 MiB PM)", "MiB/s"),
     ("overflow_rand", "4 KiB random write over 256 MiB (4x the 64 MiB PM)", "write IOPS"),
@@ -94,13 +98,15 @@ QFLAGS = ["write_cache", "fua", "rotational", "logical_block_size", "physical_bl
 
 FS_ORDER = ["ext4", "xfs", "btrfs"]
 
-GOALS = {  # name -> (comparison, threshold, text); issue 23's goals
+GOALS = {  # name -> (comparison, threshold, text); issues 23 and 26's goals
     "durable_randwrite_qd1_vs_raw_pm": (">=", 0.95, ">= 0.95"),
     "durable_randwrite_qd1_vs_dm_writecache": (">=", 1.15, ">= 1.15"),
     "durable_randwrite_2j_vs_raw_pm": (">=", 0.95, ">= 0.95"),
     "odirect_randwrite_vs_raw_pm": (">=", 0.90, ">= 0.90"),
     "cached_randread_vs_raw_pm": (">=", 0.95, ">= 0.95"),
     "readmostly_vs_dm_writecache": (">=", 3.0, ">= 3"),
+    "readmostly_warm_vs_raw_pm": (">=", 0.9, ">= 0.9"),  # issue 26
+    "cached_randread_vs_dm_linear": (">=", 0.95, ">= 0.95"),  # issue 26
     "fsync_fs_ext4_vs_raw_pm_fs": (">=", 0.90, ">= 0.90"),
     "fsync_fs_xfs_vs_raw_pm_fs": (">=", 0.90, ">= 0.90"),
     "fsync_fs_btrfs_vs_raw_pm_fs": (">=", 0.90, ">= 0.90"),
@@ -141,7 +147,9 @@ def fr_status(line):
     if len(w) < 3 + len(FR_FIELDS) or w[2] != "fr":
         return None
     d = {}
-    for i, f in enumerate(FR_FIELDS):
+    for i, f in enumerate(FR_FIELDS + FR_FIELDS_OPTIONAL):
+        if 3 + i >= len(w):
+            break
         v = w[3 + i]
         d[f] = int(v) if v.isdigit() else v
     return d
@@ -151,7 +159,8 @@ def fr_delta(before, after):
     a, b = fr_status(before), fr_status(after)
     if not a or not b:
         return None
-    d = {f: b[f] - a[f] for f in FR_FIELDS if isinstance(a[f], int) and isinstance(b[f], int)}
+    d = {f: b[f] - a[f] for f in FR_FIELDS + FR_FIELDS_OPTIONAL
+         if isinstance(a.get(f), int) and isinstance(b.get(f), int)}
     d["writes"] = d["write_hits"] + d["write_misses"]
     d["forced_per_write"] = d["forced_writebacks"] / d["writes"] if d["writes"] else 0.0
     return d
@@ -162,11 +171,11 @@ def metric_of_fio(job, kind, wall_s):
     w, r = job.get("write", {}), job.get("read", {})
     sync = (job.get("sync") or {}).get("lat_ns")
     main = w
-    if kind in ("randread", "readmostly"):
+    if kind in ("randread", "readmostly", "readmostly_warm"):
         main = r
     if kind in ("randread",):
         value = r.get("iops", 0)
-    elif kind in ("readmostly",):
+    elif kind in ("readmostly", "readmostly_warm"):
         value = r.get("iops", 0) + w.get("iops", 0)
     elif kind == "mix":
         value = (r.get("total_ios", 0) + w.get("total_ios", 0)) / MIX_WINDOW_S
@@ -203,6 +212,7 @@ def read_runs(raw):
                "sync_p50_us": None, "sync_p99_us": None, "sync_p999_us": None,
                "forced_writebacks": None, "fr_writes": None, "forced_per_write": None,
                "read_hits": None, "read_misses": None, "read_fills": None,
+               "prefetched": None,
                "chunks_written_back": None, "fsyncs": None, "runtime_s": None,
                "queue_dev": r.get("queue_dev")}
         for q in QFLAGS:
@@ -237,9 +247,24 @@ def read_runs(raw):
             row["forced_writebacks"] = d["forced_writebacks"]
             row["fr_writes"] = d["writes"]
             row["forced_per_write"] = d["forced_per_write"]
-            for k in ("read_hits", "read_misses", "read_fills", "chunks_written_back"):
-                row[k] = d[k]
+            for k in ("read_hits", "read_misses", "read_fills", "chunks_written_back",
+                      "prefetched"):
+                row[k] = d.get(k)
         out.append(row)
+        # The read-mostly job's warm phase: a row of its own (no status
+        # delta: the counters above are the cold phase's).
+        warm = [j for j in (data or {}).get("jobs", []) if j.get("jobname") == "warm"]
+        if kind == "readmostly" and warm:
+            wrow = dict(row, workload="readmostly_warm", forced_writebacks=None,
+                        fr_writes=None, forced_per_write=None, read_hits=None,
+                        read_misses=None, read_fills=None, prefetched=None,
+                        chunks_written_back=None, fsyncs=None)
+            (wrow["value"], wrow["p50_us"], wrow["p99_us"], wrow["p999_us"],
+             wrow["sync_p50_us"], wrow["sync_p99_us"], wrow["sync_p999_us"]) = \
+                metric_of_fio(warm[0], "readmostly_warm", wall_s)
+            rt = warm[0].get("job_runtime")
+            wrow["runtime_s"] = rt / 1000.0 if rt else None
+            out.append(wrow)
     return out
 
 
@@ -324,7 +349,7 @@ def main():
     # ---------------------------------------------------------------- runs.csv
     cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
             "sync_p50_us", "sync_p99_us", "sync_p999_us", "forced_writebacks", "fr_writes",
-            "forced_per_write", "read_hits", "read_misses", "read_fills",
+            "forced_per_write", "read_hits", "read_misses", "read_fills", "prefetched",
             "chunks_written_back", "fsyncs", "runtime_s", "queue_dev"] + \
         ["queue_" + q for q in QFLAGS] + ["verify"]
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
@@ -365,6 +390,7 @@ def main():
     put("odirect_randwrite_vs_raw_pm", paired_ratio(perf, B, "odirect", "fr", "raw"))
     put("cached_randread_vs_raw_pm", paired_ratio(perf, B, "randread", "fr", "raw"))
     put("readmostly_vs_dm_writecache", paired_ratio(perf, B, "readmostly", "fr", "wc"))
+    put("readmostly_warm_vs_raw_pm", paired_ratio(perf, B, "readmostly_warm", "fr", "raw"))
     seq = paired_ratio(perf, B, "overflow_seq", "fr", "wc")
     rnd = paired_ratio(perf, B, "overflow_rand", "fr", "wc")
     put("overflow_seq_write_vs_dm_writecache", seq)
@@ -522,6 +548,7 @@ def main():
                           "forced_per_write": med(fp) if fp else None,
                           "forced": sum(r["forced_writebacks"] or 0 for r in g) if fp else None,
                           "read_fills": med([r["read_fills"] for r in g]),
+                          "prefetched": med([r.get("prefetched") for r in g]),
                           "fsyncs": med(fsy), "fsyncs_min": min(fsy) if fsy else None,
                           "fsyncs_max": max(fsy) if fsy else None,
                           "runtime_s": med([r["runtime_s"] for r in g]),
@@ -749,7 +776,7 @@ def write_markdown(out, S, fss):
         if sync:
             hdr += " fsync p50 / p99 / p99.9 us | fsyncs per run (median, min .. max) |"
             sep += "---|---|"
-        hdr += " forced writebacks / write | read fills | verified |"
+        hdr += " forced writebacks / write | read fills (prefetched) | verified |"
         sep += "---|---|---|"
         L.append(hdr)
         L.append(sep)
@@ -761,7 +788,9 @@ def write_markdown(out, S, fss):
                 line += (f" {fmt(t['sync_p50'])} / {fmt(t['sync_p99'])} / {fmt(t['sync_p999'])} |"
                          f" {ifmt(t['fsyncs'])} ({ifmt(t['fsyncs_min'])} .. {ifmt(t['fsyncs_max'])}) |")
             line += (f" {fmt(t['forced_per_write']) if t['forced_per_write'] is not None else '-'} | "
-                     f"{fmt(t['read_fills'])} | {t['verify']} |")
+                     f"{fmt(t['read_fills'])}"
+                     f"{' (' + fmt(t['prefetched']) + ')' if t.get('prefetched') is not None else ''}"
+                     f" | {t['verify']} |")
             L.append(line)
 
     L.append("\n## Block level\n")

@@ -8,7 +8,7 @@
  *   fr-stripe.c     the stripe (slot) locks and the epoch rule (fr-stripe.h)
  *   fr-fill.c       read fill: its buffer pool, reads and installs
  *   fr-origin.c     every bio sent to the origin
- *   fr-pmdev.c      the PM device: claim, DAX mapping, bad pages, clearing
+ *   fr-pmdev.c      the PM device: claim, DAX access, bad pages, clearing
  *   fr-load.c       origin identity, format/recovery
  *   fr-badpm.c      what the cache makes of bad PM: retire, clear, forget
  *   fr-writeback.c  the writeback worker and the flush message
@@ -24,12 +24,16 @@
 #include <linux/percpu.h>
 #include <linux/bio.h>
 #include <linux/llist.h>
+#include <linux/wait.h>
 
 #include "fr-core.h"
 #include "fr-fault.h"
 #include "fr-stripe.h"
 
 #define DM_MSG_PREFIX "fr"
+
+/* Prefetch: how many windows with a recent miss are remembered (fr-fill.c). */
+#define FR_PREFETCH_SEEN	64
 
 /*
  * Locking, outermost first: a lock is only taken with none of the later
@@ -75,6 +79,7 @@ struct fr_stats {
 	u64 origin_errors;
 	u64 pm_errors;
 	u64 read_fills;
+	u64 prefetched;
 };
 
 struct fr_stage;
@@ -99,7 +104,7 @@ struct fr_io {
 	struct bvec_iter fill_iter;	/* the fill read's data */
 };
 
-/* Known bad PM pages, as found when it was mapped (fr-pmdev.c). */
+/* Known bad PM pages, as found when it was accessed (fr-pmdev.c). */
 struct fr_bad_range {
 	u64 page;		/* PM page index */
 	u64 nr;
@@ -111,13 +116,13 @@ struct fr_badpm {
 	u64 pages;
 };
 
-/* The PM device, mapped whole and linearly with DAX (fr-pmdev.c). */
+/* The PM device, accessed whole and linearly with DAX (fr-pmdev.c). */
 struct fr_pmdev {
 	struct dm_dev *dev;
 	void *addr;
 	u64 bytes;
 	pgoff_t pgoff;			/* its first page on its dax device */
-	/* Its physical pages, so no other target maps them too. */
+	/* Its physical pages, so no other target uses them too. */
 	unsigned long pfn, pages;
 	/* Pages left out of the mapping (their bitmaps: cache.bad). */
 	struct fr_badpm bad;
@@ -155,6 +160,7 @@ struct dm_fr {
 	unsigned int high_watermark;
 	unsigned int low_watermark;
 	unsigned int writeback_jobs;
+	unsigned int prefetch_kib;	/* fr-fill.c: 0 is off */
 	bool cleaner;
 
 	/* Deferred bios: those that must wait for origin I/O. */
@@ -162,12 +168,16 @@ struct dm_fr {
 	struct bio_set bs;
 
 	/* Read fill: a fixed pool of chunk buffers, installed by fill_work. */
-	struct fr_fill *fills;
-	unsigned int nr_fills;
+	struct fr_fill *fill_pool;
+	unsigned int fill_pool_size;
 	unsigned int fill_order;	/* of each fill's pages */
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
+	/* Prefetch: windows with one recent miss (+1), reads in flight. */
+	u64 prefetch_seen[FR_PREFETCH_SEEN];
+	atomic_t prefetch_reads;
+	wait_queue_head_t prefetch_wait;
 
 	/* Writeback. */
 	struct workqueue_struct *wb_wq;
@@ -181,7 +191,7 @@ struct dm_fr {
 	unsigned int wb_backoff_ms;
 	/* Deferral (writeback_work): what the last tick saw, and when. */
 	u64 wb_seen_writes, wb_seen_forced;
-	unsigned long wb_swept_at;	/* start of the last full pass */
+	unsigned long wb_passed_at;	/* start of the last full pass */
 	unsigned long wb_busy_at;	/* the last tick that saw writes */
 	unsigned long wb_collided_at;	/* ... and a forced writeback */
 	bool wb_stopped;		/* suspended or being destroyed */
@@ -220,13 +230,15 @@ int fr_origin_remap(struct dm_fr *fr, struct bio *bio);
 /* fr-fill.c */
 u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
+void fr_prefetch(struct dm_fr *fr, u64 first, u64 last);
+void fr_prefetch_wait(struct dm_fr *fr);
 int fr_fill_setup(struct dm_fr *fr);
 void fr_fill_teardown(struct dm_fr *fr);
 
 /* fr-pmdev.c */
-int fr_pmdev_map(struct dm_fr *fr, char **error);
+int fr_pmdev_access(struct dm_fr *fr, char **error);
 void fr_pmdev_free(struct dm_fr *fr);
-bool fr_pmdev_pages_map(struct dm_fr *fr, u64 pg, long n);
+bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n);
 bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg);
 int fr_claim_devices(struct dm_fr *fr, char **error);
 void fr_release_devices(struct dm_fr *fr);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Known bad PM in the cache: the pages a DAX driver refuses to map because
+ * Known bad PM in the cache: the pages a DAX driver refuses access to because
  * they are on its bad block list (ARS results, or
  * /sys/block/pmemN/badblocks), as the PM device found them when it was
- * mapped (fr-pmdev.c).
+ * accessed (fr-pmdev.c).
  *
  * The bad pages are handed to the core as struct fr_bad (per PM chunk, per
  * slot); the core never loads or stores them. A bad page holding nothing the
@@ -128,15 +128,15 @@ u64 fr_badpm_lost(struct dm_fr *fr)
 	return bitmap_weight(fr->cache.bad.lost, fr->cache.geo.nr_slots);
 }
 
-/* Whether every page of PM chunk p maps with DAX_ACCESS. */
-static bool fr_chunk_maps(struct dm_fr *fr, u64 p)
+/* Whether DAX_ACCESS succeeds on every page of PM chunk p. */
+static bool fr_chunk_accessible(struct dm_fr *fr, u64 p)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
 	u64 pg = (g->data_offset >> PAGE_SHIFT) +
 		 (p << (g->chunk_shift + SECTOR_SHIFT - PAGE_SHIFT));
 	long n = 1L << (g->chunk_shift + SECTOR_SHIFT - PAGE_SHIFT);
 
-	return fr_pmdev_pages_map(fr, pg, n);
+	return fr_pmdev_pages_accessible(fr, pg, n);
 }
 
 /*
@@ -191,7 +191,7 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 					     !test_bit(s, fr->cache.bad.lost);
 			}
 			if (ok && fr_pmdev_clear_page(fr, pg)) {
-				if (k == FR_PAGE_DATA && fr_chunk_maps(fr, first)) {
+				if (k == FR_PAGE_DATA && fr_chunk_accessible(fr, first)) {
 					clear_bit(first, fr->cache.bad.chunks);
 					back++;
 				} else if (k == FR_PAGE_TAGS) {

@@ -190,7 +190,7 @@ struct write_op {
 };
 
 /*
- * Chunk k's slot. A write lies within one region, whose chunks map to
+ * Chunk k's slot. A write lies within one region, whose chunks are placed in
  * consecutive slots (mod nr_slots): computed once per write, not per use.
  */
 static fr_slot_t write_slot(const struct write_op *w, u64 k)
@@ -621,14 +621,20 @@ static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 		fr_commit_key(snaps[0].commit) == key);
 }
 
-/*
- * Stage dirty chunk p's held sectors as snaps[n]: 1 if staged, 0 if it is
- * no longer dirty, -EAGAIN if the batch must end before it (see below),
- * -EHWPOISON if its PM data cannot be read, or the stage's error.
- */
-static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-		       struct fr_wb_snap *snaps, u32 n,
-		       const struct fr_wb_ops *ops, void *ctx)
+/* What stage_chunk() did with a dirty chunk. */
+enum stage_result {
+	STAGED,			/* its held sectors are staged, as snaps[n] */
+	STAGE_CLEAN,		/* no longer dirty: nothing to stage */
+	STAGE_ENDS_BATCH,	/* the batch must end before it (see below) */
+	STAGE_UNREADABLE,	/* its PM data cannot be read: it stays dirty */
+	STAGE_FAILED,		/* the stage op failed: *error */
+};
+
+/* Stage dirty chunk p's held sectors as snaps[n]. */
+static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
+				     struct fr_wb_snap *snaps, u32 n,
+				     const struct fr_wb_ops *ops, void *ctx,
+				     int *error)
 {
 	const struct fr_geometry *g = &c->geo;
 	u64 commit = tag_commit(c, p), first, mask;
@@ -638,7 +644,7 @@ static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 	int r;
 
 	if (!(commit & FR_TAG_VALID) || !(commit & FR_TAG_DIRTY))
-		return 0;
+		return STAGE_CLEAN;
 	/*
 	 * A write moved the key into p after the batch staged the older copy
 	 * in p's buddy. Both versions would go to the same origin sectors in
@@ -647,12 +653,12 @@ static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 	 * which starts at p, writes p after this one is on the origin.
 	 */
 	if (FR_STEP(staged_buddy, snaps, n, p, commit))
-		return -EAGAIN;
+		return STAGE_ENDS_BATCH;
 	if (fr_chunk_bad(c, p)) {
 		/* Known unreadable: not even tried. It stays dirty. */
 		if (ops->skip)
 			ops->skip(ctx, p);
-		return -EHWPOISON;
+		return STAGE_UNREADABLE;
 	}
 	first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
 	mask = tag_sectors(c, p) &
@@ -661,14 +667,18 @@ static int stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		r = ops->stage(ctx, first + pos,
 			       data + ((size_t)pos << FR_SECTOR_SHIFT),
 			       end - pos);
-		if (r)
-			return r;
+		if (r == -EHWPOISON)
+			return STAGE_UNREADABLE;
+		if (r) {
+			*error = r;
+			return STAGE_FAILED;
+		}
 		pos = end;
 	}
 	snap->pchunk = p;
 	snap->commit = commit;
 	snap->seq = tag_seq(c, p);
-	return 1;
+	return STAGED;
 }
 
 /* Clear dirty unless the chunk was rewritten since it was staged. */
@@ -729,13 +739,14 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 	u64 pos = start;
 	bool wrapped = false;
 	u32 n = 0;
-	int r;
+	int error = 0;
 
 	if (!wrap && *cursor >= nr) {
 		*cursor = nr;
 		return 0;
 	}
 	while (n < max) {
+		enum stage_result res;
 		fr_slot_t slot;
 
 		pos = find_next_bit(c->dirty_bits, nr, pos);
@@ -750,20 +761,17 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 			break;
 		slot = fr_slot_of_pchunk(to_pchunk(pos));
 		ops->lock(ctx, slot);
-		r = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops, ctx);
+		res = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops,
+			      ctx, &error);
 		ops->unlock(ctx, slot);
-		if (r == -EAGAIN)
+		if (res == STAGE_ENDS_BATCH)
 			break;		/* pos starts the next batch */
-		if (r == -EHWPOISON) {
-			/* Its data cannot be read from PM: it stays dirty. */
-			pos++;
-			continue;
-		}
-		if (r < 0) {
+		if (res == STAGE_FAILED) {
 			*cursor = pos;
-			return r;
+			return error;
 		}
-		n += r;
+		if (res == STAGED)
+			n++;
 		pos++;
 	}
 	*cursor = pos < nr ? pos : wrap ? 0 : nr;

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The First Responder chunk-pair protocol at the block layer: pure logic on a
- * mapped PM image, with no I/O, no allocation and no locking inside.
+ * PM image in memory (DAX in the kernel, a file or buffer in userspace), with
+ * no I/O, no allocation and no locking inside.
  *
- * Mapping (no index, no allocator): origin chunk c lies in region
+ * Placement (no index, no allocator): origin chunk c lies in region
  * r = c / region_chunks at offset o = c % region_chunks, and may only live in
  * slot (r * stride + o) mod nr_slots, in either of that slot's two chunks.
  *
  * Locking contract: the caller serialises every call that touches a slot.
  * fr_write(), fr_fill(), fr_discard() and fr_lookup() need the locks of every
- * slot their range maps to, held for the whole call; fr_writeback() takes the
+ * slot their range's keys are placed in, held for the whole call; fr_writeback() takes the
  * locks itself, one slot at a time, through its ops. fr_recover() and
  * fr_format() need the cache to themselves.
  *
@@ -28,7 +29,7 @@
  * slot         a pair of PM chunks, 2s and 2s + 1 (fr_slot_t). Origin chunk
  *              k may only live in slot fr_slot_of(k), in either chunk; the
  *              N flag marks the slot's newer chunk.
- * region       region_chunks consecutive origin chunks, mapped to
+ * region       region_chunks consecutive origin chunks, placed in
  *              consecutive slots. A write never crosses a region, so its
  *              chunks have distinct slots.
  * stride       how many slots apart the first slots of consecutive regions
@@ -53,6 +54,18 @@
  *              straight to the origin and writeback runs without
  *              deferral, so the dirty data drains (before removing the
  *              cache).
+ * stage        (writeback) copy a dirty chunk's held sectors out of PM for
+ *              its origin write (fr_writeback_ops.stage); "staged" data is
+ *              on its way to the origin, not yet flushed there.
+ * sweep        (writeback) one pass over the whole cache from chunk 0 to
+ *              the end with a cursor of its own (fr_writeback_sweep(): the
+ *              flush message). The worker's periodic and watermark
+ *              writeback make "passes" with its own cursor, which wraps.
+ *
+ * Words kept to one meaning: "map" is only device-mapper's map hook (what
+ * the target does with a bio as it arrives; "at map" means then). A key is
+ * "placed in" its slot; the target "accesses" PM through DAX; a fill's
+ * buffer comes from the "fill pool", and a stripe counts fill "installs".
  */
 #ifndef FR_CORE_H
 #define FR_CORE_H
@@ -91,7 +104,7 @@ static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
  *              origin (FR_WRITE_BYPASS), or fail while the slot is lost.
  *   lost       per slot, a subset of tag_slots: what the slot held is
  *              unknown (it may hold the only copy of dirty data), so reads
- *              and writes of every key mapping to it fail until the caller
+ *              and writes of every key placed in it fail until the caller
  *              declares it lost (fr_forget_unreadable()), after which the
  *              origin is authoritative for those keys.
  *
@@ -106,7 +119,7 @@ struct fr_bad {
 
 struct fr_cache {
 	struct fr_geometry geo;
-	struct fr_sb_disk *sb;		/* the start of the mapped PM */
+	struct fr_sb_disk *sb;		/* the start of the PM image */
 	struct fr_tag_disk *tags;
 	u8 *data;
 	/* DRAM state: one bit per PM chunk each, rebuilt by fr_recover(). */
@@ -204,7 +217,7 @@ static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
 }
 
 /*
- * Attach to a mapped PM image: decode and check the superblock. Sets no bad
+ * Attach to a PM image in memory: decode and check the superblock. Sets no bad
  * ranges (c->bad is cleared): the caller sets c->bad afterwards.
  */
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
@@ -336,7 +349,7 @@ enum fr_write_outcome {
 	/*
 	 * res->error: -EIO if PM could not be read (the write may have stored
 	 * unfenced, uncommitted data: harmless, see docs/protocol.md) or,
-	 * having changed nothing, if the range maps to a lost slot or would
+	 * having changed nothing, if the range is placed in a lost slot or would
 	 * have to merge sectors of a copy on a bad chunk (struct fr_bad);
 	 * -EINVAL, having changed nothing, for a range outside the cache or
 	 * across a region.
@@ -355,7 +368,7 @@ struct fr_write_result {
 
 /*
  * Write nr_sectors at sector, durably. The range must lie within one region
- * (so a multi-chunk write maps to distinct slots). See enum
+ * (so a multi-chunk write is placed in distinct slots). See enum
  * fr_write_outcome for what it returns.
  */
 enum fr_write_outcome fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
@@ -393,7 +406,7 @@ bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key);
  * covers whole, and every clean copy it covers in part (a clean copy must
  * equal the origin). A dirty copy covered in part stays, with the data of
  * all its held sectors. Returns chunks dropped.
- * fr_discard() walks the range's chunks (locks: every slot they map to);
+ * fr_discard() walks the range's chunks (locks: every slot they are placed in);
  * fr_discard_slots() walks nr slots from first (locks: those slots), which
  * is cheaper when the range is larger than the cache.
  */

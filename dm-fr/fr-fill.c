@@ -5,6 +5,14 @@
  * PM by a worker afterwards, unless the chunk's stripe changed in between
  * (its epoch moved, or a discard or write-through bypassed the cache: see
  * the epoch rule in fr-stripe.h).
+ *
+ * Prefetch: a miss in an aligned window of prefetch_kib (a power of two
+ * chunks, inside one region) whose window saw another miss recently reads
+ * the window's other fillable chunks too, into pool buffers, in the
+ * background; they are installed exactly like demand fills (stamped under
+ * their stripe locks, checked at install). It never waits for a buffer,
+ * leaves a quarter of the pool to demand fills, never makes a write wait,
+ * and never evicts a dirty chunk (fr_fill() cannot).
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>
@@ -12,7 +20,7 @@
 #include "dm-fr.h"
 
 /* Read fill: chunks in flight between a read's completion and their install. */
-#define FR_FILL_POOL_BYTES	(128 << 10)
+#define FR_FILL_POOL_BYTES	(256 << 10)
 #define FR_FILL_MIN		4
 #define FR_FILL_MAX		BITS_PER_LONG
 /* What a fill read keeps of the reader's flags. */
@@ -26,6 +34,7 @@
  * source of a fill: its buffer may change under the read (O_DIRECT).
  */
 struct fr_fill {
+	struct dm_fr *fr;
 	struct llist_node node;
 	struct fr_fill *next;		/* the bio's next fill */
 	fr_ochunk_t key;
@@ -39,16 +48,32 @@ static struct fr_fill *fr_fill_get(struct dm_fr *fr)
 	unsigned int i;
 
 	do {
-		i = find_first_zero_bit(&fr->fill_busy, fr->nr_fills);
-		if (i >= fr->nr_fills)
+		i = find_first_zero_bit(&fr->fill_busy, fr->fill_pool_size);
+		if (i >= fr->fill_pool_size)
 			return NULL;	/* all in flight: skip this fill */
 	} while (test_and_set_bit(i, &fr->fill_busy));
-	return &fr->fills[i];
+	return &fr->fill_pool[i];
 }
 
 static void fr_fill_put(struct dm_fr *fr, struct fr_fill *f)
 {
-	clear_bit(f - fr->fills, &fr->fill_busy);
+	clear_bit(f - fr->fill_pool, &fr->fill_busy);
+}
+
+/* Hand completed fills to the worker that installs them. */
+static void fr_fills_done(struct dm_fr *fr, struct fr_fill *f, bool ok)
+{
+	struct fr_fill *next;
+
+	for (; f; f = next) {
+		next = f->next;
+		if (ok)
+			llist_add(&f->node, &fr->fills_ready);
+		else
+			fr_fill_put(fr, f);
+	}
+	if (ok)
+		queue_work(fr->io_wq, &fr->fill_work);
 }
 
 /*
@@ -98,24 +123,30 @@ u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 static void fr_fill_read_done(struct bio *fbio);
 
-/*
- * Read the planned chunks from the origin into the fills' own pages; the
- * reader gets a copy of them at completion (fr_fill_read_done).
- */
-void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+/* The pages a list of fills (consecutive chunks) takes in one bio. */
+static unsigned short fr_fills_vecs(const struct fr_geometry *g,
+				    const struct fr_fill *f)
+{
+	unsigned short nr_vecs = 0;
+
+	for (; f; f = f->next)
+		nr_vecs += DIV_ROUND_UP(hweight64(fr_chunk_mask(g, f->key)) <<
+					SECTOR_SHIFT, PAGE_SIZE);
+	return nr_vecs;
+}
+
+/* Read a list of fills (consecutive chunks) from the origin, as one bio. */
+static struct bio *fr_fills_bio(struct dm_fr *fr, struct fr_fill *fills,
+				blk_opf_t opf, bio_end_io_t *end_io,
+				void *private)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
-	unsigned short nr_vecs = 0;
 	struct fr_fill *f;
 	struct bio *fbio;
 
-	for (f = io->fills; f; f = f->next)
-		nr_vecs += DIV_ROUND_UP(hweight64(fr_chunk_mask(g, f->key)) <<
-					SECTOR_SHIFT, PAGE_SIZE);
-	fbio = fr_origin_bio(fr, REQ_OP_READ | (bio->bi_opf & FR_READ_FLAGS),
-			     bio->bi_iter.bi_sector, nr_vecs,
-			     fr_fill_read_done, io);
-	for (f = io->fills; f; f = f->next) {
+	fbio = fr_origin_bio(fr, opf, fr_first_sector(g, fills->key),
+			     fr_fills_vecs(g, fills), end_io, private);
+	for (f = fills; f; f = f->next) {
 		size_t left = hweight64(fr_chunk_mask(g, f->key)) << SECTOR_SHIFT;
 		struct page *page = f->page;
 
@@ -126,6 +157,21 @@ void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 			left -= n;
 		}
 	}
+	return fbio;
+}
+
+/*
+ * Read the planned chunks from the origin into the fills' own pages; the
+ * reader gets a copy of them at completion (fr_fill_read_done). The plan
+ * starts at the bio's first sector, a chunk's first.
+ */
+void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
+{
+	struct bio *fbio;
+
+	fbio = fr_fills_bio(fr, io->fills,
+			    REQ_OP_READ | (bio->bi_opf & FR_READ_FLAGS),
+			    fr_fill_read_done, io);
 	io->fill_iter = fbio->bi_iter;
 	fr_origin_submit(fbio);
 }
@@ -140,23 +186,121 @@ static void fr_fill_read_done(struct bio *fbio)
 	struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
 	struct dm_fr *fr = io->fr;
 	struct bvec_iter dst = bio->bi_iter, src = io->fill_iter;
-	struct fr_fill *f = io->fills, *next;
+	struct fr_fill *f = io->fills;
 
 	io->fills = NULL;
 	bio->bi_status = fbio->bi_status;
 	if (!bio->bi_status)
 		bio_copy_data_iter(bio, &dst, fbio, &src);
 	bio_put(fbio);
-	for (; f; f = next) {
-		next = f->next;
-		if (bio->bi_status)
-			fr_fill_put(fr, f);
-		else
-			llist_add(&f->node, &fr->fills_ready);
-	}
-	if (!bio->bi_status)
-		queue_work(fr->io_wq, &fr->fill_work);
+	fr_fills_done(fr, f, !bio->bi_status);
 	bio_endio(bio);
+}
+
+/* The prefetch window in chunks (a power of two, within a region), or 0. */
+static u64 fr_prefetch_chunks(struct dm_fr *fr)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 n = ((u64)READ_ONCE(fr->prefetch_kib) << 10) >>
+		(g->chunk_shift + SECTOR_SHIFT);
+
+	if (n < 2)
+		return 0;
+	return min_t(u64, rounddown_pow_of_two(n), g->region_chunks);
+}
+
+/*
+ * Whether window w saw another miss recently: a small table of the last
+ * window missed per bucket, without a lock (a lost update only delays or
+ * adds one prefetch). A window that prefetches is forgotten.
+ */
+static bool fr_prefetch_due(struct dm_fr *fr, u64 w)
+{
+	u64 *seen = &fr->prefetch_seen[w % FR_PREFETCH_SEEN];
+
+	if (READ_ONCE(*seen) == w + 1) {
+		WRITE_ONCE(*seen, 0);
+		return true;
+	}
+	WRITE_ONCE(*seen, w + 1);
+	return false;
+}
+
+static void fr_prefetch_done(struct bio *fbio)
+{
+	struct fr_fill *f = fbio->bi_private;
+	struct dm_fr *fr = f->fr;
+
+	fr_fills_done(fr, f, !fbio->bi_status);
+	bio_put(fbio);
+	if (atomic_dec_and_test(&fr->prefetch_reads))
+		wake_up(&fr->prefetch_wait);
+}
+
+/* Read a run of consecutive chunks' fills (linked) from the origin. */
+static void fr_prefetch_submit(struct dm_fr *fr, struct fr_fill *run)
+{
+	atomic_inc(&fr->prefetch_reads);
+	fr_origin_submit(fr_fills_bio(fr, run, REQ_OP_READ | REQ_RAHEAD,
+				      fr_prefetch_done, run));
+}
+
+/*
+ * A read missed chunks first..last (whole or not, filled or remapped; no
+ * lock held): if their window is due, read its other fillable chunks ahead.
+ * Each run of consecutive fillable chunks is one origin read.
+ */
+void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 n = fr_prefetch_chunks(fr), ws, we, k, got = 0;
+	struct fr_fill *runs[FR_FILL_MAX / 2 + 1], *f, **tail = NULL;
+	unsigned int nr_runs = 0, i;
+	struct fr_lockset ls;
+
+	if (!n || READ_ONCE(fr->cleaner) || !fr_prefetch_due(fr, first / n))
+		return;
+	ws = round_down(first, n);
+	we = min(ws + n, g->origin_chunks) - 1;
+	if (last > we)
+		return;		/* across windows: not a random miss */
+	fr_lock_range(fr, ws, we, &ls);
+	for (k = ws; k <= we; k++) {
+		f = NULL;
+		if ((k < first || k > last) &&
+		    fr_can_fill(&fr->cache, to_ochunk(k)) &&
+		    bitmap_weight(&fr->fill_busy, fr->fill_pool_size) <
+		    fr->fill_pool_size - fr->fill_pool_size / 4)
+			f = fr_fill_get(fr);
+		if (!f) {
+			tail = NULL;	/* the run, if any, ends */
+			continue;
+		}
+		f->key = to_ochunk(k);
+		fr_stamp_take(fr, fr_slot_of(g, f->key), &f->stamp);
+		f->next = NULL;
+		if (!tail) {
+			if (nr_runs == ARRAY_SIZE(runs)) {
+				fr_fill_put(fr, f);
+				break;
+			}
+			tail = &runs[nr_runs++];
+		}
+		*tail = f;
+		tail = &f->next;
+		got++;
+	}
+	fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+	for (i = 0; i < nr_runs; i++)
+		fr_prefetch_submit(fr, runs[i]);
+	if (got)
+		fr_stat_add(fr, prefetched, got);
+}
+
+/* No prefetch read in flight after this (suspend: no origin I/O). */
+void fr_prefetch_wait(struct dm_fr *fr)
+{
+	wait_event(fr->prefetch_wait, !atomic_read(&fr->prefetch_reads));
 }
 
 static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)
@@ -205,22 +349,25 @@ int fr_fill_setup(struct dm_fr *fr)
 	BUILD_BUG_ON(max(FR_FILL_POOL_BYTES, FR_FILL_MIN *
 			 (FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT)) / PAGE_SIZE >
 		     BIO_MAX_VECS);
-	fr->nr_fills = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
+	fr->fill_pool_size = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
 			       FR_FILL_MIN, FR_FILL_MAX);
 	fr->fill_order = get_order(chunk_bytes);
-	fr->fills = kcalloc(fr->nr_fills, sizeof(*fr->fills), GFP_KERNEL);
-	if (!fr->fills)
+	fr->fill_pool = kcalloc(fr->fill_pool_size, sizeof(*fr->fill_pool), GFP_KERNEL);
+	if (!fr->fill_pool)
 		return -ENOMEM;
-	for (i = 0; i < fr->nr_fills; i++) {
+	for (i = 0; i < fr->fill_pool_size; i++) {
 		struct page *page = alloc_pages(GFP_KERNEL, fr->fill_order);
 
 		if (!page)
 			return -ENOMEM;
-		fr->fills[i].page = page;
-		fr->fills[i].data = page_address(page);
+		fr->fill_pool[i].fr = fr;
+		fr->fill_pool[i].page = page;
+		fr->fill_pool[i].data = page_address(page);
 	}
 	init_llist_head(&fr->fills_ready);
 	INIT_WORK(&fr->fill_work, fr_fill_work);
+	atomic_set(&fr->prefetch_reads, 0);
+	init_waitqueue_head(&fr->prefetch_wait);
 	return 0;
 }
 
@@ -228,11 +375,11 @@ void fr_fill_teardown(struct dm_fr *fr)
 {
 	unsigned int i;
 
-	if (!fr->fills)
+	if (!fr->fill_pool)
 		return;
-	for (i = 0; i < fr->nr_fills; i++)
-		if (fr->fills[i].page)
-			__free_pages(fr->fills[i].page, fr->fill_order);
-	kfree(fr->fills);
+	for (i = 0; i < fr->fill_pool_size; i++)
+		if (fr->fill_pool[i].page)
+			__free_pages(fr->fill_pool[i].page, fr->fill_order);
+	kfree(fr->fill_pool);
 }
 

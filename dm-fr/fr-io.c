@@ -525,8 +525,11 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	fr_stat_add(fr, read_misses, misses);
 	if (io->fills) {
 		fr_fill_read(fr, bio, io);
+		fr_prefetch(fr, first, last);
 		return DM_MAPIO_SUBMITTED;
 	}
+	if (fr->read_fill)
+		fr_prefetch(fr, first, last);
 	return fr_origin_remap(fr, bio);
 }
 

@@ -2,7 +2,7 @@
 /*
  * The cache's lifecycle in the target: the origin's identity, and format or
  * recovery at the first preresume. (The PM device itself, its claim and
- * DAX mapping, is fr-pmdev.c's.)
+ * DAX access, is fr-pmdev.c's.)
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The PM device: its claim (no two targets share PM pages or an origin),
- * its DAX mapping with the known bad pages left out, and what is done to
+ * its direct access (DAX) with the known bad pages left out, and what is done to
  * its pages through DAX (clearing poison). PM data is read only with
  * fr_pm_read() (fr-pm.h), machine-check safe; what the cache makes of bad
  * pages is fr-badpm.c's.
  *
  * One dax_direct_access() over the whole PM fails if any bad page lies
  * anywhere in it, which would refuse the table and strand every dirty chunk.
- * So the PM is mapped piece by piece: DAX_ACCESS for the rest of it and, when
+ * So the PM is accessed piece by piece: DAX_ACCESS for the rest of it and, when
  * that fails with a media error, DAX_RECOVERY_WRITE, which the pmem driver
  * answers with the number of good pages before the first bad one (at least
  * 1, so a 1-page answer is checked with a 1-page DAX_ACCESS). Every piece
- * must lie at the same offset from one base address (the pmem mapping is
- * linear), so the core keeps a single pointer.
+ * must lie at the same offset from one base address (pmem's DAX addresses
+ * are linear), so the core keeps a single pointer.
  */
 #include <linux/blkdev.h>
 #include <linux/dax.h>
@@ -114,7 +114,7 @@ static long fr_good_run(struct dm_fr *fr, u64 pos, long rest)
 	return r;
 }
 
-static int map_pages(struct dm_fr *fr, u64 nr_pages, char **error)
+static int access_pages(struct dm_fr *fr, u64 nr_pages, char **error)
 {
 	struct fr_badpm *b = &fr->pm.bad;
 	u64 pos = 0;
@@ -142,11 +142,11 @@ static int map_pages(struct dm_fr *fr, u64 nr_pages, char **error)
 			}
 		}
 		if (r == -EREMOTE) {
-			*error = "PM device is not contiguously mappable";
+			*error = "PM device is not one contiguous DAX range";
 			return -EOPNOTSUPP;
 		}
 		if (r < 0) {
-			*error = "Cannot map the PM device with DAX";
+			*error = "Cannot access the PM device with DAX";
 			return r;
 		}
 		pos += r;
@@ -156,10 +156,10 @@ static int map_pages(struct dm_fr *fr, u64 nr_pages, char **error)
 }
 
 /*
- * Map the whole PM device with DAX; it must be one contiguous range, of
- * which known bad pages are left out (map_pages).
+ * Access the whole PM device with DAX; it must be one contiguous range, of
+ * which known bad pages are left out (access_pages).
  */
-int fr_pmdev_map(struct dm_fr *fr, char **error)
+int fr_pmdev_access(struct dm_fr *fr, char **error)
 {
 	struct block_device *bdev = fr->pm.dev->bdev;
 	sector_t start = get_start_sect(bdev);
@@ -183,7 +183,7 @@ int fr_pmdev_map(struct dm_fr *fr, char **error)
 	fr->pm.bytes = (u64)nr_pages << PAGE_SHIFT;
 	fr->pm.pgoff = start >> PAGE_SECTORS_SHIFT;
 	/* Piece by piece: known bad pages must not refuse the whole PM. */
-	r = map_pages(fr, nr_pages, error);
+	r = access_pages(fr, nr_pages, error);
 	if (r)
 		return r;
 	fr->pm.pages = nr_pages;
@@ -192,7 +192,7 @@ int fr_pmdev_map(struct dm_fr *fr, char **error)
 
 /*
  * Overwrite PM page pg with zeros through dax_recovery_write(), which clears
- * its poison where the platform can; true if DAX maps it again afterwards.
+ * its poison where the platform can; true if DAX_ACCESS succeeds on it again afterwards.
  */
 bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg)
 {
@@ -214,8 +214,8 @@ bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg)
 	return done == PAGE_SIZE && fr_dax_piece(fr, pg, 1, DAX_ACCESS, &pfn) == 1;
 }
 
-/* Whether pages [pg, pg + n) of the PM map with DAX_ACCESS now. */
-bool fr_pmdev_pages_map(struct dm_fr *fr, u64 pg, long n)
+/* Whether DAX_ACCESS succeeds on pages [pg, pg + n) of the PM now. */
+bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n)
 {
 	pfn_t pfn;
 
@@ -248,8 +248,8 @@ static bool fr_pfns_overlap(unsigned long a, unsigned long na,
 
 /*
  * Does any page of a DAX-capable origin lie in [pfn, pfn + n)? Walked in
- * pieces: the origin may be a concatenation, and a piece with a known bad
- * block does not map at all (its pages are then asked one by one).
+ * pieces: the origin may be a concatenation, and DAX_ACCESS fails on a
+ * piece with a known bad block (its pages are then asked one by one).
  */
 static bool fr_origin_on_pfns(struct dm_dev *origin, unsigned long pfn,
 			      unsigned long n)

@@ -12,7 +12,7 @@
  *
  * A tag read at recovery is one of: free (V clear: its other words mean
  * nothing), valid, or corrupt (unknown flags, a key outside the origin or not
- * mapping to this slot, an empty or out-of-range sector mask, two copies of
+ * placed in this slot, an empty or out-of-range sector mask, two copies of
  * one key with the same N flag, or an unreadable line).
  *
  * Four passes over the tags: scan (read-only), judge the interrupted groups,
@@ -41,7 +41,7 @@ const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 	if (key >= g->origin_chunks)
 		return "key beyond the end of the origin";
 	if (from_slot(fr_slot_of(g, to_ochunk(key))) != from_pchunk(p) >> 1)
-		return "key does not map to this slot";
+		return "key belongs in another slot";
 	if (!sectors)
 		return "no sectors held";
 	if (sectors & ~fr_chunk_mask(g, to_ochunk(key)))

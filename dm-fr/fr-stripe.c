@@ -45,7 +45,7 @@ static void stripe_unlock(struct fr_stripe *st, enum fr_stripe_change change)
 	if (change == FR_STRIPE_CHANGED)
 		st->epoch++;
 	else if (change == FR_STRIPE_FILLED)
-		st->fills++;
+		st->installs++;
 	mutex_unlock(&st->lock);
 }
 
@@ -62,11 +62,11 @@ void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,
 		return;
 	}
 	ls->single = -1;
-	bitmap_zero(ls->map, FR_NR_STRIPES);
+	bitmap_zero(ls->stripes, FR_NR_STRIPES);
 	for (k = first; k <= last; k++)
-		__set_bit(chunk_stripe(fr, k) - ss->s, ls->map);
+		__set_bit(chunk_stripe(fr, k) - ss->s, ls->stripes);
 	lock_map_acquire(&ss->range.dep_map);
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+	for_each_set_bit(i, ls->stripes, FR_NR_STRIPES)
 		mutex_lock_nest_lock(&ss->s[i].lock, &ss->range);
 }
 
@@ -80,7 +80,7 @@ void fr_unlock_range(struct dm_fr *fr, struct fr_lockset *ls,
 		stripe_unlock(&ss->s[ls->single], change);
 		return;
 	}
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES)
+	for_each_set_bit(i, ls->stripes, FR_NR_STRIPES)
 		stripe_unlock(&ss->s[i], change);
 	lock_map_release(&ss->range.dep_map);
 }
@@ -97,11 +97,11 @@ u64 fr_range_epoch(struct dm_fr *fr, struct fr_lockset *ls)
 
 	if (ls->single >= 0) {
 		lockdep_assert_held(&ss->s[ls->single].lock);
-		return (u64)ss->s[ls->single].epoch + ss->s[ls->single].fills;
+		return (u64)ss->s[ls->single].epoch + ss->s[ls->single].installs;
 	}
-	for_each_set_bit(i, ls->map, FR_NR_STRIPES) {
+	for_each_set_bit(i, ls->stripes, FR_NR_STRIPES) {
 		lockdep_assert_held(&ss->s[i].lock);
-		sum += (u64)ss->s[i].epoch + ss->s[i].fills;
+		sum += (u64)ss->s[i].epoch + ss->s[i].installs;
 	}
 	return sum;
 }

@@ -59,7 +59,7 @@ struct dm_fr;
 struct fr_stripe {
 	struct mutex lock;
 	u32 epoch;		/* see "The epoch rule" above */
-	u32 fills;		/* fills installed: the epoch rule */
+	u32 installs;	/* fills installed: the epoch rule */
 } ____cacheline_aligned_in_smp;
 
 /* A target's stripes: its slot locks and the epoch rule's counters. */
@@ -71,10 +71,10 @@ struct fr_stripes {
 	unsigned int bypass_seq;	/* odd: the origin is being bypassed */
 };
 
-/* The stripes a bio's chunks map to (one, most of the time). */
+/* The stripes of a bio's slots (one, most of the time). */
 struct fr_lockset {
-	int single;		/* the only stripe, or -1: see map */
-	DECLARE_BITMAP(map, FR_NR_STRIPES);
+	int single;		/* the only stripe, or -1: see stripes */
+	DECLARE_BITMAP(stripes, FR_NR_STRIPES);
 };
 
 /* What the holder did under a stripe's lock (the epoch rule, above). */

@@ -72,6 +72,9 @@ static const struct fr_tunable fr_tunables[] = {
 	{ "writeback_jobs", 1, 1024, 64,
 	  offsetof(struct dm_fr, writeback_jobs),
 	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
+	{ "prefetch_kib", 0, 256, 128,
+	  offsetof(struct dm_fr, prefetch_kib),
+	  "Invalid prefetch_kib (KiB, 0..256)", NULL, false },
 };
 
 static const struct fr_tunable *fr_tunable_find(const char *name)
@@ -345,7 +348,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
-	r = fr_pmdev_map(fr, &ti->error);
+	r = fr_pmdev_access(fr, &ti->error);
 	if (r)
 		goto bad;
 	r = fr_claim_devices(fr, &ti->error);
@@ -448,6 +451,7 @@ static void fr_postsuspend(struct dm_target *ti)
 	struct dm_fr *fr = ti->private;
 
 	fr_writeback_stop(fr);
+	fr_prefetch_wait(fr);
 	flush_workqueue(fr->io_wq);
 }
 
@@ -490,12 +494,13 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 		sum->origin_errors += s->origin_errors;
 		sum->pm_errors += s->pm_errors;
 		sum->read_fills += s->read_fills;
+		sum->prefetched += s->prefetched;
 	}
 }
 
 /*
  * The optional arguments of the printed table, each decided once: the
- * words and their count. At most 307 characters (uuid, a 63-character
+ * words and their count. At most 324 characters (uuid, a 63-character
  * origin_id, every value at its widest, both flags).
  */
 struct fr_table_args {
@@ -558,7 +563,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		fr_sum_stats(fr, &s);
-		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu",
+		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu",
 		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
 		       g->chunk_sectors, g->nr_chunks,
 		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
@@ -567,7 +572,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		       s.chunks_written_back, s.origin_errors, s.pm_errors,
 		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0,
 		       READ_ONCE(fr->wb_unreadable), fr_badpm_retired(fr),
-		       fr_badpm_lost(fr));
+		       fr_badpm_lost(fr), s.prefetched);
 		break;
 	case STATUSTYPE_TABLE:
 		fr_table_args(fr, &args);
@@ -765,7 +770,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 5, 0},
+	.version = {1, 6, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

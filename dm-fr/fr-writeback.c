@@ -5,7 +5,7 @@
  *
  * The worker runs every writeback_period ms and writes back everything dirty
  * (First Responder's periodic flush), except that while writes keep coming
- * and none collides it defers that, up to writeback_defer ms (wb_sweep_due);
+ * and none collides it defers that, up to writeback_defer ms (wb_pass_due);
  * with a period of 0 it polls the dirty watermarks instead. Origin errors
  * leave the data dirty on PM, mark the target degraded and back the worker
  * off exponentially.
@@ -433,20 +433,20 @@ static void wb_activity(struct dm_fr *fr, bool *busy, bool *collided)
 }
 
 /*
- * Whether this tick of the periodic writeback sweeps the whole cache.
+ * Whether this tick of the periodic writeback makes a full pass.
  *
  * Dirty data on PM is already durable, so writing it back is only about
  * keeping slots clean for the data that will land on them. While writes keep
- * arriving and none collides with a dirty chunk, the sweep is put off (at
+ * arriving and none collides with a dirty chunk, the pass is put off (at
  * most writeback_defer ms after the last one): the origin I/O would compete
  * with the writer and buy nothing yet, and a chunk rewritten meanwhile is
  * written back once. FR_WB_IDLE_MS without a write, a forced writeback in
  * the last FR_WB_COLLIDED_MS (the layout needs clean slots: a tick without
  * one under steady collisions is not the end of them) or the age bound
- * sweeps at once; the high watermark still applies while deferring
+ * makes it due at once; the high watermark still applies while deferring
  * (writeback_work).
  */
-static bool wb_sweep_due(struct dm_fr *fr)
+static bool wb_pass_due(struct dm_fr *fr)
 {
 	unsigned int defer = READ_ONCE(fr->writeback_defer_ms);
 	unsigned long now = jiffies;
@@ -462,7 +462,7 @@ static bool wb_sweep_due(struct dm_fr *fr)
 			   msecs_to_jiffies(FR_WB_COLLIDED_MS)) ||
 	       time_after_eq(now, fr->wb_busy_at +
 			     msecs_to_jiffies(FR_WB_IDLE_MS)) ||
-	       time_after_eq(now, fr->wb_swept_at + msecs_to_jiffies(defer));
+	       time_after_eq(now, fr->wb_passed_at + msecs_to_jiffies(defer));
 }
 
 /* Past the high watermark? (The count is kept, not scanned: every tick.) */
@@ -505,13 +505,13 @@ static bool wb_try_sleep(struct dm_fr *fr)
 /*
  * The slow path of fr_writeback_note_dirty(), for the first write to find
  * the worker asleep (the flag's exchange picks one). Nothing was dirty
- * until now, as good as a sweep: the deferral's age bound counts from here.
+ * until now, as good as a pass: the deferral's age bound counts from here.
  */
 void fr_writeback_wake(struct dm_fr *fr)
 {
 	if (!atomic_xchg(&fr->wb_asleep, 0))
 		return;
-	WRITE_ONCE(fr->wb_swept_at, jiffies);
+	WRITE_ONCE(fr->wb_passed_at, jiffies);
 	WRITE_ONCE(fr->wb_busy_at, jiffies);
 	if (!READ_ONCE(fr->wb_stopped))
 		queue_delayed_work(fr->wb_wq, &fr->wb_work,
@@ -527,10 +527,10 @@ static void writeback_work(struct work_struct *work)
 	unsigned int delay;
 	int r = 0;
 
-	if (READ_ONCE(fr->cleaner) || (period && wb_sweep_due(fr))) {
+	if (READ_ONCE(fr->cleaner) || (period && wb_pass_due(fr))) {
 		r = writeback_pass(fr, false);
 		if (!r)
-			fr->wb_swept_at = start;
+			fr->wb_passed_at = start;
 	} else if (wb_over_high_watermark(fr)) {
 		r = writeback_pass(fr, true);
 	}
@@ -651,7 +651,7 @@ void fr_writeback_teardown(struct dm_fr *fr)
 
 void fr_writeback_start(struct dm_fr *fr)
 {
-	fr->wb_swept_at = jiffies;
+	fr->wb_passed_at = jiffies;
 	fr->wb_busy_at = jiffies;
 	fr->wb_collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
 	atomic_set(&fr->wb_asleep, 0);

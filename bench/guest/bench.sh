@@ -333,8 +333,10 @@ blk_run() {
 	s0=$(status)
 	# One fio process (fio starts slowly under TCG): "run" (the measured
 	# run; its exec_postrun takes the target's status), then with stonewall
-	# "check" (read the region back) and "vrun" (write and verify).
+	# "warm" (read-mostly: the run again, on what it cached), "check" (read
+	# the region back) and "vrun" (write and verify).
 	local secs=(--section=run)
+	grep -q '^\[warm\]' "$job" && secs+=(--section=warm)
 	grep -q '^\[check\]' "$job" && secs+=(--section=check)
 	grep -q '^\[vrun\]' "$job" && secs+=(--section=vrun)
 	printf '#!/bin/sh\n%s\n' "${DMNAME:+$DMS status $DMNAME > $OUT/tmp/status-after}" > "$OUT/tmp/postrun.sh"

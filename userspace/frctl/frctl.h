@@ -192,6 +192,9 @@ struct fr_status {
 	u64 bad_chunks;
 	u64 lost_slots;
 	bool has_bad;
+	/* Target 1.6 and later (prefetch); has_prefetched is false for older. */
+	u64 prefetched;
+	bool has_prefetched;
 	unsigned int extra_fields;	/* appended fields this frctl ignores */
 };
 

@@ -73,6 +73,14 @@ int status_parse(const char *line, struct fr_status *st)
 				return -EINVAL;
 			st->has_bad = true;
 			p = q;
+			/* prefetched (target 1.6). */
+			q = p;
+			if (!next_token(&q, tok, sizeof(tok))) {
+				if (parse_u64(tok, &st->prefetched))
+					return -EINVAL;
+				st->has_prefetched = true;
+				p = q;
+			}
 		}
 	}
 	while (!next_token(&p, tok, sizeof(tok)))
@@ -180,6 +188,8 @@ struct json_object *status_json(const char *name, const char *uuid,
 		add_u64(o, "bad_chunks", st->bad_chunks);
 		add_u64(o, "lost_slots", st->lost_slots);
 	}
+	if (st->has_prefetched)
+		add_u64(o, "prefetched", st->prefetched);
 	if (rate >= 0) {
 		add_u64(o, "writeback_bytes_per_second", (u64)rate);
 		add_pct(o, "sample_interval_seconds", interval);
@@ -214,11 +224,15 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		(unsigned long long)st->chunks_dirty,
 		fmt_bytes(b3, sizeof(b3), st->chunks_dirty * chunk),
 		pct(st->chunks_dirty, st->chunks_total));
-	fprintf(f, "  reads:     %llu hits, %llu misses (%.1f%% hit), %llu filled\n",
+	fprintf(f, "  reads:     %llu hits, %llu misses (%.1f%% hit), %llu filled",
 		(unsigned long long)st->read_hits,
 		(unsigned long long)st->read_misses,
 		pct(st->read_hits, st->read_hits + st->read_misses),
 		(unsigned long long)st->read_fills);
+	if (st->has_prefetched)
+		fprintf(f, " (%llu chunks read ahead)",
+			(unsigned long long)st->prefetched);
+	fputc('\n', f);
 	fprintf(f, "  writes:    %llu hits, %llu misses (%.1f%% hit), %llu forced writebacks\n",
 		(unsigned long long)st->write_hits,
 		(unsigned long long)st->write_misses,
@@ -241,6 +255,6 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		fprintf(f, "  bad PM:    %llu chunks retired (bad blocks on the PM): never read nor written\n",
 			(unsigned long long)st->bad_chunks);
 	if (st->lost_slots)
-		fprintf(f, "  lost:      %llu slots whose PM tags are unreadable: what they held is unknown, so reads and writes of the origin chunks that map to them fail, and flush fails; the message forget_unreadable declares them lost (the origin then holds what is left)\n",
+		fprintf(f, "  lost:      %llu slots whose PM tags are unreadable: what they held is unknown, so reads and writes of the origin chunks placed in them fail, and flush fails; the message forget_unreadable declares them lost (the origin then holds what is left)\n",
 			(unsigned long long)st->lost_slots);
 }

@@ -27,9 +27,10 @@ static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 			     fr_pchunk_t p, u64 commit);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 			      u64 commit, u64 sector, u64 end);
+/* An int: enum stage_result is fr-core.c's, defined below. */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			   struct fr_wb_snap *snaps, u32 n,
-			   const struct fr_wb_ops *ops, void *ctx);
+			   const struct fr_wb_ops *ops, void *ctx, int *error);
 static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
 			u32 n, const struct fr_wb_ops *ops, void *ctx);
 static int mut_wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
@@ -237,18 +238,18 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
  */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			   struct fr_wb_snap *snaps, u32 n,
-			   const struct fr_wb_ops *ops, void *ctx)
+			   const struct fr_wb_ops *ops, void *ctx, int *error)
 {
 	struct fr_wb_snap *snap = &snaps[n];
-	int r = stage_chunk(c, p, snaps, n, ops, ctx);
+	enum stage_result res = stage_chunk(c, p, snaps, n, ops, ctx, error);
 
-	if (r == -EHWPOISON && MUT(POISON_CLEANS)) {
+	if (res == STAGE_UNREADABLE && MUT(POISON_CLEANS)) {
 		snap->pchunk = p;
 		snap->commit = tag_commit(c, p);
 		snap->seq = tag_seq(c, p);
-		return 1;
+		return STAGED;
 	}
-	return r;
+	return res;
 }
 
 /*

@@ -6,7 +6,8 @@
 # file under lib/ for a case.  Everything here is built on lib.sh's helpers.
 #
 #   status:  frs, fr_status_log, fr_wait_dirty_zero, tlog
-#   PM:      pm_slice (a small DAX-capable PM: dm-linear over the boot's PM)
+#   PM:      pm_slice (a small DAX-capable PM: dm-linear over the boot's PM),
+#            pm_badblocks_reset
 #   data:    dev_sum, tree_write, tree_manifest, tree_check
 #   fs:      fs_mkfs, fs_fsck, fs_roundtrip
 #   kernel:  dmesg_count, recovered_line
@@ -20,7 +21,7 @@ tlog() { log "[${SECONDS}s] $*"; }
 FR_STATUS_FIELDS=(state chunk_sectors chunks_total chunks_valid chunks_dirty
 	read_hits read_misses write_hits write_misses forced_writebacks
 	writeback_rounds chunks_written_back origin_errors pm_errors read_fills
-	cleaner unreadable bad_chunks lost_slots)
+	cleaner unreadable bad_chunks lost_slots prefetched)
 
 # frs NAME FIELD: print one status field of the fr device NAME.
 frs() {
@@ -93,6 +94,18 @@ pm_slice() {
 	is_dax "$dev" || fail "pm_slice: dm-linear over $pm is not DAX-capable"
 	pm_wipe "$dev" 1
 	echo "$dev"
+}
+
+# pm_badblocks_reset DISK: empty pmem DISK's badblocks list, which sysfs can
+# only grow: reprobe the namespace (its list is rebuilt from the bus's, which
+# is empty) so later cases see none. Nothing may hold the disk open.
+pm_badblocks_reset() {
+	local disk=$1 ns
+	[ -n "$(cat "/sys/block/$disk/badblocks" 2>/dev/null)" ] || return 0
+	ns=$(basename "$(readlink -f "/sys/block/$disk/device")")
+	echo "$ns" > /sys/bus/nd/drivers/nd_pmem/unbind
+	echo "$ns" > /sys/bus/nd/drivers/nd_pmem/bind
+	udevadm settle
 }
 
 # dev_sum DEV [BYTES]: sha256 of the first BYTES (default: all) of DEV, read
