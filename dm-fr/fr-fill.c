@@ -226,15 +226,23 @@ static bool fr_prefetch_due(struct dm_fr *fr, u64 w)
 	return false;
 }
 
+/*
+ * The count drops and the waiter is woken under the wait queue's lock, which
+ * fr_prefetch_wait() takes once it saw 0: the target may be freed once it
+ * returns, so nothing here touches fr after that unlock.
+ */
 static void fr_prefetch_done(struct bio *fbio)
 {
 	struct fr_fill *f = fbio->bi_private;
 	struct dm_fr *fr = f->fr;
+	unsigned long flags;
 
 	fr_fills_done(fr, f, !fbio->bi_status);
 	bio_put(fbio);
+	spin_lock_irqsave(&fr->prefetch_wait.lock, flags);
 	if (atomic_dec_and_test(&fr->prefetch_reads))
-		wake_up(&fr->prefetch_wait);
+		wake_up_locked(&fr->prefetch_wait);
+	spin_unlock_irqrestore(&fr->prefetch_wait.lock, flags);
 }
 
 /* Read a run of consecutive chunks' fills (linked) from the origin. */
@@ -258,7 +266,8 @@ void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 	unsigned int nr_runs = 0, i;
 	struct fr_lockset ls;
 
-	if (!n || READ_ONCE(fr->cleaner) || !fr_prefetch_due(fr, first / n))
+	if (!n || READ_ONCE(fr->cleaner) ||
+	    !fr_prefetch_due(fr, first >> ilog2(n)))
 		return;
 	ws = round_down(first, n);
 	we = min(ws + n, g->origin_chunks) - 1;
@@ -301,6 +310,9 @@ void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 void fr_prefetch_wait(struct dm_fr *fr)
 {
 	wait_event(fr->prefetch_wait, !atomic_read(&fr->prefetch_reads));
+	/* The last completion is out of its critical section. */
+	spin_lock_irq(&fr->prefetch_wait.lock);
+	spin_unlock_irq(&fr->prefetch_wait.lock);
 }
 
 static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)

@@ -72,7 +72,7 @@ static const struct fr_tunable fr_tunables[] = {
 	{ "writeback_jobs", 1, 1024, 64,
 	  offsetof(struct dm_fr, writeback_jobs),
 	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
-	{ "prefetch_kib", 0, 256, 128,
+	{ "prefetch_kib", 0, 256, 256,
 	  offsetof(struct dm_fr, prefetch_kib),
 	  "Invalid prefetch_kib (KiB, 0..256)", NULL, false },
 };

@@ -11,7 +11,8 @@
 #   frd0    dm-fr with writeback_defer 0 (First Responder's writeback every
 #           period, busy or not): a diagnostic, to show what deferring it buys
 #   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
-#   0; fr-pN, writeback_period N; fr-dN, writeback_defer N)
+#   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; fr-kN,
+#   prefetch_kib N, also for read-mostly through BENCH_RM_CONFIGS)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
@@ -175,13 +176,14 @@ mkcfg() {
 		DEV=$(dmdev bdml)
 		apply_udev_hints "$DEV"
 		;;
-	fr|frwb0|frd0|fr-p*|fr-d*)
+	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*)
 		local opts=(fresh "$@")
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
 		frd0) opts+=(writeback_defer 0) ;;
 		fr-p*) opts+=(writeback_period "${cfg#fr-p}") ;;
 		fr-d*) opts+=(writeback_defer "${cfg#fr-d}") ;;
+		fr-k*) opts+=(prefetch_kib "${cfg#fr-k}") ;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
@@ -327,7 +329,7 @@ blk_run() {
 	BENCH_DEV=$DEV
 	if [ "$wl" = randread ]; then
 		fio_ok "$id-prep" "$job" prep || { verify=FAIL why="prep"; }
-		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
+		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*|fr-k*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
 		lap prep
 	fi
 	s0=$(status)
@@ -371,7 +373,7 @@ BLOCK_SPECS=(
 	"2j_fsync randwrite-fsync-2j raw fr wc dml"
 	"odirect randwrite-odirect raw fr wc"
 	"randread randread-cached raw fr wc dml"
-	"readmostly readmostly-zipf raw fr wc origin"
+	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw fr wc origin}"
 	"halfpm halfpm-randwrite fr"
 )
 # Larger than PM: the caches get a 64 MiB slice of the PM.
