@@ -11,8 +11,10 @@
  * the window's other fillable chunks too, into pool buffers, in the
  * background; they are installed exactly like demand fills (stamped under
  * their stripe locks, checked at install). It never waits for a buffer,
- * leaves a quarter of the pool to demand fills, never makes a write wait,
- * and never evicts a dirty chunk (fr_fill() cannot).
+ * leaves a quarter of the pool to demand fills, holds the window's stripe
+ * locks only while it picks chunks (never across origin I/O, so a write
+ * never waits for a prefetch read), and never evicts a dirty chunk
+ * (fr_fill() cannot).
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>
