@@ -124,7 +124,7 @@ struct fr_pmdev {
 	pgoff_t pgoff;			/* its first page on its dax device */
 	/* Its physical pages, so no other target uses them too. */
 	unsigned long pfn, pages;
-	/* Pages left out of the mapping (their bitmaps: cache.bad). */
+	/* Pages left out of DAX access (their bitmaps: cache.bad). */
 	struct fr_badpm bad;
 };
 

@@ -7,7 +7,7 @@
  * status field and message).
  *
  * This file is the target's face to device-mapper: the table line, the
- * suspend and resume hooks, status and messages. The rest: dm-fr.h's map
+ * suspend and resume hooks, status and messages. The rest: dm-fr.h's list
  * of the files (bio path, locks, PM device, origin I/O, writeback, core).
  */
 #include <linux/module.h>
