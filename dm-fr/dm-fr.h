@@ -3,7 +3,8 @@
  * The kernel side of dm-fr: the target's state, and the narrow interfaces
  * between its files:
  *
- *   fr-target.c     table line, suspend/resume hooks, status, messages
+ *   fr-target.c     constructor, suspend/resume hooks, status, messages
+ *   fr-table.c      the table line's optional arguments and the tunables
  *   fr-io.c         map, bio <-> PM copies, deferred bios
  *   fr-stripe.c     the stripe (slot) locks and the epoch rule (fr-stripe.h)
  *   fr-fill.c       read fill: its buffer pool, reads and installs
@@ -242,6 +243,24 @@ bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n);
 bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg);
 int fr_claim_devices(struct dm_fr *fr, char **error);
 void fr_release_devices(struct dm_fr *fr);
+
+/* fr-table.c */
+/*
+ * The optional arguments of the printed table, each decided once: the
+ * words and their count. At most 324 characters (uuid, a 63-character
+ * origin_id, every value at its widest, both flags).
+ */
+struct fr_table_args {
+	char buf[384];
+	size_t len;
+	unsigned int n;
+};
+
+void fr_tunables_default(struct dm_fr *fr);
+int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error);
+int fr_tunable_set(struct dm_fr *fr, const char *name, const char *value,
+		   const char **why);
+void fr_table_args(struct dm_fr *fr, struct fr_table_args *a);
 
 /* fr-load.c */
 int fr_alloc_bitmaps(struct dm_fr *fr, const struct fr_geometry *g);

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The table line's optional arguments and the tunables: parsed by the
+ * constructor, changed by the "set" message, printed back by the table
+ * status, all from one list (docs/target-interface.md).
+ */
+#include <linux/kernel.h>
+
+#include "dm-fr.h"
+
+#define FR_MAX_PERIOD_MS	3600000
+
+/* Table arguments. */
+
+static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
+{
+	u32 v;
+
+	if (kstrtou32(s, 10, &v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/*
+ * The tunables: table arguments the "set" message may change at run time.
+ * One entry serves the constructor (parse_features), the message (msg_set)
+ * and the printed table (fr_status), as dm-cache's messages end in the
+ * set_config_value its constructor uses. Each is an unsigned int in struct
+ * dm_fr, printed back (in this order) when it is not its default.
+ */
+struct fr_tunable {
+	const char *name;
+	u32 min, max, def;
+	size_t offset;
+	char *error;		/* out of range: ti->error, or the message's */
+	/* At run time, instead of a plain store; NULL: store. */
+	int (*set)(struct dm_fr *fr, unsigned int v);
+	bool kick;		/* wake the writeback worker after a change */
+};
+
+static const struct fr_tunable fr_tunables[] = {
+	{ "writeback_period", 0, FR_MAX_PERIOD_MS, 10,
+	  offsetof(struct dm_fr, writeback_period_ms),
+	  "Invalid writeback_period (ms, 0..3600000)", NULL, true },
+	{ "writeback_defer", 0, FR_MAX_PERIOD_MS, 5000,
+	  offsetof(struct dm_fr, writeback_defer_ms),
+	  "Invalid writeback_defer (ms, 0..3600000)", NULL, true },
+	{ "high_watermark", 0, 100, 50,
+	  offsetof(struct dm_fr, high_watermark),
+	  "Invalid high_watermark (0..100)", NULL, false },
+	{ "low_watermark", 0, 100, 25,
+	  offsetof(struct dm_fr, low_watermark),
+	  "Invalid low_watermark (0..100)", NULL, false },
+	{ "writeback_jobs", 1, 1024, 64,
+	  offsetof(struct dm_fr, writeback_jobs),
+	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
+	{ "prefetch_kib", 0, 256, 256,
+	  offsetof(struct dm_fr, prefetch_kib),
+	  "Invalid prefetch_kib (KiB, 0..256)", NULL, false },
+};
+
+static const struct fr_tunable *fr_tunable_find(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
+		if (!strcasecmp(name, fr_tunables[i].name))
+			return &fr_tunables[i];
+	return NULL;
+}
+
+static unsigned int *fr_tunable_ptr(struct dm_fr *fr,
+				    const struct fr_tunable *t)
+{
+	return (unsigned int *)((u8 *)fr + t->offset);
+}
+
+/* Before the table line's arguments: every default. */
+void fr_tunables_default(struct dm_fr *fr)
+{
+	unsigned int i;
+
+	fr->read_fill = true;
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
+		*fr_tunable_ptr(fr, &fr_tunables[i]) = fr_tunables[i].def;
+}
+
+/*
+ * The rule between tunables, with t (if any) changed to v: an error, or
+ * NULL. The constructor checks it once all arguments are in (their order
+ * is free), the message before it changes anything.
+ */
+static const char *fr_tunables_refused(struct dm_fr *fr,
+				       const struct fr_tunable *t, u32 v)
+{
+	unsigned int high = READ_ONCE(fr->high_watermark);
+	unsigned int low = READ_ONCE(fr->low_watermark);
+
+	if (t && t->offset == offsetof(struct dm_fr, high_watermark))
+		high = v;
+	if (t && t->offset == offsetof(struct dm_fr, low_watermark))
+		low = v;
+	return low > high ? "low_watermark is above high_watermark" : NULL;
+}
+
+/* Optional arguments that take a value, besides the tunables. */
+static const char * const fr_valued_args[] = {
+	"chunk_size", "region_size", "stride", "uuid", "origin_id",
+};
+
+static bool is_valued_arg(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fr_valued_args); i++)
+		if (!strcasecmp(name, fr_valued_args[i]))
+			return true;
+	return fr_tunable_find(name);
+}
+
+/* 32 hex digits, or the 36-character form with dashes. */
+static int parse_uuid(const char *s, u8 out[16])
+{
+	size_t len = strlen(s), i, n = 0;
+	char hex[32];
+
+	if (len != 32 && len != 36)
+		return -EINVAL;
+	for (i = 0; i < len; i++) {
+		if (len == 36 && (i == 8 || i == 13 || i == 18 || i == 23)) {
+			if (s[i] != '-')
+				return -EINVAL;
+			continue;
+		}
+		hex[n++] = s[i];
+	}
+	return hex2bin(out, hex, 16);
+}
+
+/*
+ * An origin id fits the superblock and prints back as one table word
+ * (dm_split_args would need a backslash to keep a space).
+ */
+static int parse_origin_id(const char *s, char *out)
+{
+	size_t len = strlen(s), i;
+
+	if (!len || len >= FR_ORIGIN_ID_LEN)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (s[i] <= ' ' || s[i] > '~' || s[i] == '\\')
+			return -EINVAL;
+	memcpy(out, s, len + 1);
+	return 0;
+}
+
+/* The optional arguments of a table line, into fr (the constructor). */
+int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
+{
+	/* 3 flags and 10 arguments with a value. */
+	static const struct dm_arg _args[] = {
+		{0, 23, "Invalid number of optional arguments"},
+	};
+	const struct fr_tunable *t;
+	unsigned int argc;
+	u32 v;
+	int r;
+
+	if (!as->argc)
+		return 0;
+	r = dm_read_arg_group(_args, as, &argc, error);
+	if (r)
+		return r;
+	while (argc) {
+		const char *name = dm_shift_arg(as);
+		const char *val;
+
+		argc--;
+		if (!strcasecmp(name, "fresh")) {
+			fr->fresh = true;
+			continue;
+		}
+		if (!strcasecmp(name, "cleaner")) {
+			fr->cleaner = true;
+			continue;
+		}
+		if (!strcasecmp(name, "no_read_fill")) {
+			fr->read_fill = false;
+			continue;
+		}
+		if (!is_valued_arg(name)) {
+			*error = "Unrecognised optional argument";
+			return -EINVAL;
+		}
+		if (!argc) {
+			*error = "Optional argument is missing its value";
+			return -EINVAL;
+		}
+		val = dm_shift_arg(as);
+		argc--;
+		t = fr_tunable_find(name);
+		if (t) {
+			if (parse_u32(val, t->min, t->max, &v)) {
+				*error = t->error;
+				return -EINVAL;
+			}
+			*fr_tunable_ptr(fr, t) = v;
+		} else if (!strcasecmp(name, "chunk_size")) {
+			if (parse_u32(val, FR_MIN_CHUNK_SECTORS << SECTOR_SHIFT,
+				      FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT, &v) ||
+			    !is_power_of_2(v)) {
+				*error = "Invalid chunk_size (power of two, 4096..32768)";
+				return -EINVAL;
+			}
+			fr->arg_chunk_size = v;
+		} else if (!strcasecmp(name, "region_size")) {
+			if (parse_u32(val, 4096, 1U << 30, &v) ||
+			    !is_power_of_2(v)) {
+				*error = "Invalid region_size (power of two bytes)";
+				return -EINVAL;
+			}
+			fr->arg_region_size = v;
+		} else if (!strcasecmp(name, "stride")) {
+			if (kstrtou64(val, 10, &fr->arg_stride) ||
+			    !fr->arg_stride) {
+				*error = "Invalid stride (slots, > 0)";
+				return -EINVAL;
+			}
+		} else if (!strcasecmp(name, "uuid")) {
+			if (parse_uuid(val, fr->arg_uuid)) {
+				*error = "Invalid uuid (32 hex digits, dashes allowed)";
+				return -EINVAL;
+			}
+			fr->has_uuid = true;
+		} else if (!strcasecmp(name, "origin_id")) {
+			if (parse_origin_id(val, fr->arg_origin_id)) {
+				*error = "Invalid origin_id (1..63 printable characters, no space or backslash)";
+				return -EINVAL;
+			}
+		} else {
+			*error = "Unrecognised optional argument";
+			return -EINVAL;
+		}
+	}
+	if (fr_tunables_refused(fr, NULL, 0)) {
+		*error = "low_watermark is above high_watermark";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The "set" message: one tunable to a new value, or nothing changed and
+ * *why says what was wrong.
+ */
+int fr_tunable_set(struct dm_fr *fr, const char *name, const char *value,
+		   const char **why)
+{
+	const struct fr_tunable *t;
+	u32 v;
+
+	t = fr_tunable_find(name);
+	if (!t) {
+		*why = "unknown setting";
+		return -EINVAL;
+	}
+	if (parse_u32(value, t->min, t->max, &v)) {
+		*why = t->error;
+		return -EINVAL;
+	}
+	*why = fr_tunables_refused(fr, t, v);
+	if (*why)
+		return -EINVAL;
+	if (t->set) {
+		if (t->set(fr, v)) {
+			*why = "cannot allocate the writeback buffers";
+			return -ENOMEM;
+		}
+	} else {
+		WRITE_ONCE(*fr_tunable_ptr(fr, t), v);
+	}
+	if (t->kick)
+		fr_writeback_kick(fr);
+	return 0;
+}
+
+static __printf(3, 4) void fr_table_arg(struct fr_table_args *a,
+					 unsigned int words,
+					 const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	a->len += vscnprintf(a->buf + a->len, sizeof(a->buf) - a->len, fmt, ap);
+	va_end(ap);
+	WARN_ON_ONCE(a->len >= sizeof(a->buf) - 1);
+	a->n += words;
+}
+
+/* The optional arguments of the printed table (struct fr_table_args). */
+void fr_table_args(struct dm_fr *fr, struct fr_table_args *a)
+{
+	unsigned int i, v;
+
+	a->buf[0] = 0;
+	a->len = 0;
+	a->n = 0;
+	if (fr->has_uuid)
+		fr_table_arg(a, 2, " uuid %16phN", fr->arg_uuid);
+	if (fr->arg_origin_id[0])
+		fr_table_arg(a, 2, " origin_id %s", fr->arg_origin_id);
+	if (fr->arg_chunk_size)
+		fr_table_arg(a, 2, " chunk_size %u", fr->arg_chunk_size);
+	if (fr->arg_region_size)
+		fr_table_arg(a, 2, " region_size %u", fr->arg_region_size);
+	if (fr->arg_stride)
+		fr_table_arg(a, 2, " stride %llu", fr->arg_stride);
+	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++) {
+		v = READ_ONCE(*fr_tunable_ptr(fr, &fr_tunables[i]));
+		if (v != fr_tunables[i].def)
+			fr_table_arg(a, 2, " %s %u", fr_tunables[i].name, v);
+	}
+	if (READ_ONCE(fr->cleaner))
+		fr_table_arg(a, 1, " cleaner");
+	if (!fr->read_fill)
+		fr_table_arg(a, 1, " no_read_fill");
+}
