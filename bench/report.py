@@ -98,7 +98,9 @@ QFLAGS = ["write_cache", "fua", "rotational", "logical_block_size", "physical_bl
 
 FS_ORDER = ["ext4", "xfs", "btrfs"]
 
-GOALS = {  # name -> (comparison, threshold, text); issues 23 and 26's goals
+OVERFLOW_PM_MIB = 64  # bench.sh: the PM slice the overflow workloads get
+
+GOALS = {  # name -> (comparison, threshold, text); issues 23, 25 and 26's goals
     "durable_randwrite_qd1_vs_raw_pm": (">=", 0.95, ">= 0.95"),
     "durable_randwrite_qd1_vs_dm_writecache": (">=", 1.15, ">= 1.15"),
     "durable_randwrite_2j_vs_raw_pm": (">=", 0.95, ">= 0.95"),
@@ -111,7 +113,9 @@ GOALS = {  # name -> (comparison, threshold, text); issues 23 and 26's goals
     "fsync_fs_xfs_vs_raw_pm_fs": (">=", 0.90, ">= 0.90"),
     "fsync_fs_btrfs_vs_raw_pm_fs": (">=", 0.90, ">= 0.90"),
     "fsync_fs_vs_origin": (">=", 4.0, ">= 4"),
-    "overflow_write_vs_dm_writecache": (">=", 1.0, ">= 1.0"),
+    "overflow_write_vs_dm_writecache": (">=", 1.2, ">= 1.2"),  # issue 25
+    "overflow_p999_vs_dm_writecache": ("<=", 2.0, "<= 2"),  # issue 25
+    "overflow_written_vs_pm": (">=", 4.0, ">= 4"),  # issue 25: sustained
     "forced_writeback_fraction": ("<=", 0.001, "<= 0.001"),
     "dram_bytes_per_gib_pm_vs_dm_writecache": ("<=", 0.05, "<= 0.05"),
     "load_time_vs_dm_writecache": ("<=", 0.5, "<= 0.5"),
@@ -214,7 +218,7 @@ def read_runs(raw):
                "read_hits": None, "read_misses": None, "read_fills": None,
                "prefetched": None,
                "chunks_written_back": None, "fsyncs": None, "runtime_s": None,
-               "queue_dev": r.get("queue_dev")}
+               "written_mib": None, "queue_dev": r.get("queue_dev")}
         for q in QFLAGS:
             row["queue_" + q] = r.get("queue_" + q)
         wall_s = int(r.get("wall_ns") or 0) / 1e9
@@ -242,6 +246,8 @@ def read_runs(raw):
                 row["fsyncs"] = n if n else None
                 rt = jobs[0].get("job_runtime") or (jobs[0].get("write") or {}).get("runtime")
                 row["runtime_s"] = rt / 1000.0 if rt else None
+                wb = (jobs[0].get("write") or {}).get("io_bytes")
+                row["written_mib"] = round(wb / 2**20, 1) if wb else None
         d = fr_delta(r.get("status_before"), r.get("status_after"))
         if d:
             row["forced_writebacks"] = d["forced_writebacks"]
@@ -278,8 +284,9 @@ def group(rows, s, kind, cfg, fs=""):
             and r.get("config") == cfg and r.get("fs", "") == fs]
 
 
-def paired_ratio(rows, s, kind, a, b, fs=""):
-    """Per-repetition ratios a/b of the metric: (median, min, max, list, dropped),
+def paired_ratio(rows, s, kind, a, b, fs="", field="value"):
+    """Per-repetition ratios a/b of the metric (or of another field of the
+    rows, such as p999_us): (median, min, max, list, dropped),
     over the repetitions where both runs passed verification; dropped = how
     many repetitions with both runs were left out for a failed verification
     (median, min, max None when all were).  None when there is no pair at all."""
@@ -293,8 +300,8 @@ def paired_ratio(rows, s, kind, a, b, fs=""):
         if x["verify"] != "ok" or y["verify"] != "ok":
             dropped += 1
             continue
-        if x["value"] and y["value"]:
-            vals.append(x["value"] / y["value"])
+        if x[field] and y[field]:
+            vals.append(x[field] / y[field])
     return ratio_of(vals, dropped)
 
 
@@ -350,7 +357,7 @@ def main():
     cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
             "sync_p50_us", "sync_p99_us", "sync_p999_us", "forced_writebacks", "fr_writes",
             "forced_per_write", "read_hits", "read_misses", "read_fills", "prefetched",
-            "chunks_written_back", "fsyncs", "runtime_s", "queue_dev"] + \
+            "chunks_written_back", "fsyncs", "runtime_s", "written_mib", "queue_dev"] + \
         ["queue_" + q for q in QFLAGS] + ["verify"]
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
@@ -398,6 +405,23 @@ def main():
     worst = min([x for x in (seq, rnd) if x and x[0] is not None], key=lambda x: x[0], default=None)
     put("overflow_write_vs_dm_writecache", worst,
         "the worse of overflow_seq_write_vs_dm_writecache and overflow_rand_write_vs_dm_writecache")
+    lseq = paired_ratio(perf, B, "overflow_seq", "fr", "wc", field="p999_us")
+    lrnd = paired_ratio(perf, B, "overflow_rand", "fr", "wc", field="p999_us")
+    put("overflow_seq_p999_vs_dm_writecache", lseq)
+    put("overflow_rand_p999_vs_dm_writecache", lrnd)
+    worst = max([x for x in (lseq, lrnd) if x and x[0] is not None], key=lambda x: x[0], default=None)
+    put("overflow_p999_vs_dm_writecache", worst,
+        "p99.9 write latency, dm-fr over dm-writecache: the worse of sequential and random")
+    # Sustained (issue 25): what dm-fr wrote per run, in PM slices (64 MiB),
+    # the less of the two workloads in each repetition.
+    per = {}
+    for kind in ("overflow_seq", "overflow_rand"):
+        for r in group(perf, B, kind, "fr"):
+            if r.get("written_mib"):
+                per.setdefault(r["rep"], []).append(r["written_mib"] / OVERFLOW_PM_MIB)
+    put("overflow_written_vs_pm", ratio_of([min(v) for _, v in sorted(per.items())]),
+        f"bytes dm-fr wrote per overflow run over the {OVERFLOW_PM_MIB} MiB PM slice, the less"
+        " of sequential and random")
     # dm-linear over the PM: the floor any dm target pays over raw PM, and
     # dm-fr against that floor.
     for kind, name in (("qd1_fsync", "durable_randwrite_qd1"), ("2j_fsync", "durable_randwrite_2j"),

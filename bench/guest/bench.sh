@@ -44,7 +44,10 @@
 # BENCH_SETS (default "block load loadsweep fs fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
-# (the block workloads to run; default all).
+# (the block workloads to run; default all), BENCH_OVERFLOW_RUNTIME (s,
+# overflow_seq and overflow_rand, 60: long enough to write several times the
+# PM slice, so that they measure the steady state, not the burst that fills
+# the PM).
 
 set -u
 OUT=${1:?usage: bench.sh OUTDIR}
@@ -54,6 +57,7 @@ REPS=${BENCH_REPS:-3}
 HREPS=${BENCH_HEADLINE_REPS:-5}
 RT=${BENCH_RUNTIME:-2}
 HRT=${BENCH_HEADLINE_RUNTIME:-4}
+ORT=${BENCH_OVERFLOW_RUNTIME:-60}
 FSRT=${BENCH_FS_RUNTIME:-2}
 FSYNCS=${BENCH_FS_FSYNCS:-3000}
 FSMAXRT=${BENCH_FS_MAX_RUNTIME:-20}
@@ -67,7 +71,7 @@ MIXFS=${BENCH_MIX_FS-ext4}	# (empty: none)
 STREAMFS=${BENCH_STREAM_FS-ext4}
 VARMAIL=${BENCH_VARMAIL:-$TOP/tests/out/bench/bin/varmail}
 FR_KO=${FR_KO:-$TOP/dm-fr/dm-fr.ko}
-FIO_TIMEOUT=300
+FIO_TIMEOUT=$((ORT > 60 ? ORT + 240 : 300))
 
 mkdir -p "$OUT/fio" "$OUT/log" "$OUT/tmp" || exit 1
 cd "$OUT/tmp" || exit 1	# fio leaves verify state files in its working directory
@@ -315,6 +319,7 @@ blk_run() {
 	STEPS= LAP=$(now_ms)
 	export BENCH_DEV BENCH_RUNTIME=$RT
 	case " $HEADLINE_BLOCK " in *" $wl "*) BENCH_RUNTIME=$HRT ;; esac
+	case $wl in overflow_*) BENCH_RUNTIME=$ORT ;; esac
 	case $wl in
 	readmostly) [ $cfg = raw ] && prefill $PM 256 64 ;;
 	randread|overflow_*|halfpm) ;;
