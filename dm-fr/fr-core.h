@@ -478,4 +478,10 @@ u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr);
 u64 fr_count_valid(const struct fr_cache *c);
 u64 fr_count_dirty(const struct fr_cache *c);
 
+/* Whether PM chunk p is dirty (without its slot lock: a hint, maybe stale). */
+static inline bool fr_chunk_dirty(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return test_bit(from_pchunk(p), c->dirty_bits);
+}
+
 #endif /* FR_CORE_H */

@@ -247,7 +247,8 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 /*
  * A write whose slot must displace dirty data: write back a batch starting
  * at the victim (one origin flush for many chunks, so a burst of collisions
- * costs little), then try again. No slot lock is held across the batch,
+ * costs little; none if the batch in flight it waited for cleaned the
+ * victim), then try again. No slot lock is held across the batch,
  * which takes them itself.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write

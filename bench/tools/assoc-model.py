@@ -27,7 +27,10 @@ order from a wrapping cursor ("positional", today) or chunks of sets whose
 every chunk is dirty first ("pressure", item 2). A write that must wait
 waits for the worker's batch in flight, and then, if its set still has no
 room, for its own forced batch: 64 dirty chunks from the victim on in PM
-order ("batch64", today) or the victim alone ("victim", item 1); or it
+order ("batch64"; until 2026-11-26 the target wrote that batch even when
+the batch it waited for had cleaned the victim: "batch64-always") or the
+victim alone
+("victim", item 1); or it
 writes the victim alone beside the worker's batch, without waiting for it
 ("parallel": writeback that does not hold one lock from stage to flush,
 item 3; the origin takes both at once). The client is one thread at queue
@@ -173,9 +176,10 @@ class Cache:
                 self.now = max(self.now, self.batch_end)
                 self.complete(self.batch)
                 self.batch = None   # the forced batch goes next
-                dst, victim = self.room(base, cur)
+                if self.forced != "batch64-always":
+                    dst, victim = self.room(base, cur)
             if dst < 0:
-                if self.forced == "batch64":
+                if self.forced.startswith("batch64"):
                     chunks, _ = self.positional(victim, BATCH, set())
                 else:
                     chunks = [victim]
