@@ -373,7 +373,8 @@ static int msg_set(struct dm_fr *fr, unsigned int argc, char **argv,
 		   const char **why)
 {
 	if (argc != 3) {
-		*why = "usage: set <writeback_period|writeback_defer|high_watermark|low_watermark|writeback_jobs|prefetch_kib> <value>";
+		/* The names are fr-table.c's list: not repeated here to drift. */
+		*why = "usage: set <tunable of the table line> <value>";
 		return -EINVAL;
 	}
 	return fr_tunable_set(fr, argv[1], argv[2], why);

@@ -11,6 +11,8 @@
  *
  *   assoc-check --geometry PM_MIB   print: nr_slots region_chunks stride
  *   assoc-check PM_MIB < TRACE      print: writes N forced F
+ *
+ * Linked with tests/host/fuzz/pm-direct.c: PM is plain memory here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +20,6 @@
 
 #include "fr-core.h"
 #include "fr-format.h"
-#include "fr-pm.h"
-
-void fr_pm_store8(__le64 *dst, u64 val) { *dst = cpu_to_le64(val); }
-void fr_pm_copy(void *dst, const void *src, size_t len) { memcpy(dst, src, len); }
-void fr_pm_fence(void) { }
-int fr_pm_load8(const __le64 *src, u64 *val) { *val = le64_to_cpu(*src); return 0; }
-int fr_pm_read(void *dst, const void *src, size_t len) { memcpy(dst, src, len); return 0; }
 
 #define ORIGIN_SECTORS (1ull << 24)	/* 8 GiB */
 
