@@ -53,6 +53,7 @@ BLOCK_WORKLOADS = [
     ("readmostly", "zipf 1.2, 90% reads / 10% writes, 64 MiB, cold start", "IOPS (r+w)"),
     ("readmostly_warm", "the same again, right after: warm (what the cold run cached)",
      "IOPS (r+w)"),
+    ("seqread", "4 KiB reads in order, QD1, 64 MiB, cold start", "read IOPS"),
     ("halfpm", "4 KiB random write over 240 MiB (half the PM)", "write IOPS"),
     ("overflow_seq", "128 KiB sequential write over 256 MiB (4x the 64 MiB PM)", "MiB/s"),
     ("overflow_rand", "4 KiB random write over 256 MiB (4x the 64 MiB PM)", "write IOPS"),
@@ -175,9 +176,9 @@ def metric_of_fio(job, kind, wall_s):
     w, r = job.get("write", {}), job.get("read", {})
     sync = (job.get("sync") or {}).get("lat_ns")
     main = w
-    if kind in ("randread", "readmostly", "readmostly_warm"):
+    if kind in ("randread", "seqread", "readmostly", "readmostly_warm"):
         main = r
-    if kind in ("randread",):
+    if kind in ("randread", "seqread"):
         value = r.get("iops", 0)
     elif kind in ("readmostly", "readmostly_warm"):
         value = r.get("iops", 0) + w.get("iops", 0)
@@ -437,6 +438,9 @@ def main():
     for kind in ("qd1_fsync", "2j_fsync", "odirect"):
         put(f"diag_{kind}_fr_writeback_defer0_vs_raw_pm", paired_ratio(perf, B, kind, "frd0", "raw"))
     put("ref_readmostly_fr_vs_origin", paired_ratio(perf, B, "readmostly", "fr", "origin"))
+    put("ref_seqread_fr_vs_origin", paired_ratio(perf, B, "seqread", "fr", "origin"))
+    put("ref_seqread_fr_vs_dm_writecache", paired_ratio(perf, B, "seqread", "fr", "wc"))
+    put("ref_seqread_fr_vs_raw_pm", paired_ratio(perf, B, "seqread", "fr", "raw"))
     put("ref_overflow_seq_fr_vs_origin", paired_ratio(perf, B, "overflow_seq", "fr", "origin"))
     put("ref_overflow_rand_fr_vs_origin", paired_ratio(perf, B, "overflow_rand", "fr", "origin"))
 

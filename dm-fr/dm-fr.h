@@ -33,8 +33,10 @@
 
 #define DM_MSG_PREFIX "fr"
 
-/* Prefetch: how many windows with a recent miss are remembered (fr-fill.c). */
+/* Prefetch: how many recent windows are remembered (fr-fill.c). */
 #define FR_PREFETCH_SEEN	64
+/* The largest prefetch window: one origin read (BIO_MAX_VECS pages). */
+#define FR_PREFETCH_MAX_KIB	1024
 
 /*
  * Locking, outermost first: a lock is only taken with none of the later
@@ -175,9 +177,11 @@ struct dm_fr {
 	unsigned long fill_busy;	/* one bit per fill in flight */
 	struct llist_head fills_ready;
 	struct work_struct fill_work;
-	/* Prefetch: windows with one recent miss (+1), reads in flight. */
+	/* Prefetch: recent windows (fr-fill.c), reads and buffers in flight. */
 	u64 prefetch_seen[FR_PREFETCH_SEEN];
 	atomic_t prefetch_reads;
+	atomic_t prefetch_bufs;
+	unsigned int prefetch_max_bufs;
 	wait_queue_head_t prefetch_wait;
 
 	/* Writeback. */
@@ -232,6 +236,7 @@ int fr_origin_remap(struct dm_fr *fr, struct bio *bio);
 u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 void fr_prefetch(struct dm_fr *fr, u64 first, u64 last);
+void fr_prefetch_hit(struct dm_fr *fr, u64 first, u64 last);
 void fr_prefetch_wait(struct dm_fr *fr);
 int fr_fill_setup(struct dm_fr *fr);
 void fr_fill_teardown(struct dm_fr *fr);

@@ -8,13 +8,18 @@
  *
  * Prefetch: a miss in an aligned window of prefetch_kib (a power of two
  * chunks, inside one region) whose window saw another miss recently reads
- * the window's other fillable chunks too, into pool buffers, in the
- * background; they are installed exactly like demand fills (stamped under
- * their stripe locks, checked at install). It never waits for a buffer,
- * leaves a quarter of the pool to demand fills, holds the window's stripe
- * locks only while it picks chunks (never across origin I/O, so a write
- * never waits for a prefetch read), and never evicts a dirty chunk
- * (fr_fill() cannot).
+ * the window's other fillable chunks too, in the background; they are
+ * installed exactly like demand fills (stamped under their stripe locks,
+ * checked at install). A sequential stream (a miss in the window after one
+ * that was prefetched) has its window and the next read at once, and a hit
+ * in the middle of a window read ahead reads the one after it: the stream
+ * meets PM, not the origin. Prefetch buffers are not the pool's: each is
+ * allocated without waiting (none to be had: no prefetch), at most
+ * FR_PREFETCH_MAX_BYTES of them in flight, and freed at install, so
+ * prefetch never takes a buffer from a demand fill and costs no memory
+ * while reads hit. It holds the window's stripe locks only while it picks
+ * chunks (never across origin I/O, so a write never waits for a prefetch
+ * read), and never evicts a dirty chunk (fr_fill() cannot).
  */
 #include <linux/blkdev.h>
 #include <linux/slab.h>
@@ -27,6 +32,15 @@
 #define FR_FILL_MAX		BITS_PER_LONG
 /* What a fill read keeps of the reader's flags. */
 #define FR_READ_FLAGS		(REQ_SYNC | REQ_META | REQ_PRIO | REQ_RAHEAD)
+/* Prefetch buffers in flight (allocated, not yet installed), at most. */
+#define FR_PREFETCH_MAX_BYTES	(4 * FR_PREFETCH_MAX_KIB << 10)
+/*
+ * prefetch_seen[w % FR_PREFETCH_SEEN]: window w + 1 in the low bits, and
+ * whether it was prefetched (for a miss, or ahead of a stream).
+ */
+#define FR_PF_DONE		(1ULL << 63)
+#define FR_PF_AHEAD		(1ULL << 62)
+#define FR_PF_WINDOW		(FR_PF_AHEAD - 1)
 
 /*
  * A chunk a read miss brings from the origin into memory of the target's
@@ -57,9 +71,38 @@ static struct fr_fill *fr_fill_get(struct dm_fr *fr)
 	return &fr->fill_pool[i];
 }
 
+/* A prefetch buffer: one of its own, or none (the cap, or no memory). */
+static struct fr_fill *fr_prefetch_get(struct dm_fr *fr)
+{
+	struct fr_fill *f;
+
+	if (atomic_inc_return(&fr->prefetch_bufs) > fr->prefetch_max_bufs)
+		goto none;
+	f = kmalloc(sizeof(*f), GFP_NOWAIT | __GFP_NOWARN);
+	if (!f)
+		goto none;
+	f->page = alloc_pages(GFP_NOWAIT | __GFP_NOWARN, fr->fill_order);
+	if (!f->page) {
+		kfree(f);
+		goto none;
+	}
+	f->fr = fr;
+	f->data = page_address(f->page);
+	return f;
+none:
+	atomic_dec(&fr->prefetch_bufs);
+	return NULL;
+}
+
 static void fr_fill_put(struct dm_fr *fr, struct fr_fill *f)
 {
-	clear_bit(f - fr->fill_pool, &fr->fill_busy);
+	if (f >= fr->fill_pool && f < fr->fill_pool + fr->fill_pool_size) {
+		clear_bit(f - fr->fill_pool, &fr->fill_busy);
+		return;
+	}
+	__free_pages(f->page, fr->fill_order);
+	kfree(f);
+	atomic_dec(&fr->prefetch_bufs);
 }
 
 /* Hand completed fills to the worker that installs them. */
@@ -212,23 +255,6 @@ static u64 fr_prefetch_chunks(struct dm_fr *fr)
 }
 
 /*
- * Whether window w saw another miss recently: a small table of the last
- * window missed per bucket, without a lock (a lost update only delays or
- * adds one prefetch). A window that prefetches is forgotten.
- */
-static bool fr_prefetch_due(struct dm_fr *fr, u64 w)
-{
-	u64 *seen = &fr->prefetch_seen[w % FR_PREFETCH_SEEN];
-
-	if (READ_ONCE(*seen) == w + 1) {
-		WRITE_ONCE(*seen, 0);
-		return true;
-	}
-	WRITE_ONCE(*seen, w + 1);
-	return false;
-}
-
-/*
  * The count drops and the waiter is woken under the wait queue's lock, which
  * fr_prefetch_wait() takes once it saw 0: the target may be freed once it
  * returns, so nothing here touches fr after that unlock.
@@ -256,33 +282,27 @@ static void fr_prefetch_submit(struct dm_fr *fr, struct fr_fill *run)
 }
 
 /*
- * A read missed chunks first..last (whole or not, filled or remapped; no
- * lock held): if their window is due, read its other fillable chunks ahead.
- * Each run of consecutive fillable chunks is one origin read.
+ * Read window w's fillable chunks but first..last (n chunks a window; no
+ * lock held), each run of consecutive ones as one origin read.
  */
-void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
+static void fr_prefetch_window(struct dm_fr *fr, u64 w, u64 n, u64 first,
+			       u64 last)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
-	u64 n = fr_prefetch_chunks(fr), ws, we, k, got = 0;
 	struct fr_fill *runs[FR_FILL_MAX / 2 + 1], *f, **tail = NULL;
+	u64 ws = w * n, we, k, got = 0;
 	unsigned int nr_runs = 0, i;
 	struct fr_lockset ls;
 
-	if (!n || READ_ONCE(fr->cleaner) ||
-	    !fr_prefetch_due(fr, first >> ilog2(n)))
+	if (ws >= g->origin_chunks)
 		return;
-	ws = round_down(first, n);
 	we = min(ws + n, g->origin_chunks) - 1;
-	if (last > we)
-		return;		/* across windows: not a random miss */
 	fr_lock_range(fr, ws, we, &ls);
 	for (k = ws; k <= we; k++) {
 		f = NULL;
 		if ((k < first || k > last) &&
-		    fr_can_fill(&fr->cache, to_ochunk(k)) &&
-		    bitmap_weight(&fr->fill_busy, fr->fill_pool_size) <
-		    fr->fill_pool_size - fr->fill_pool_size / 4)
-			f = fr_fill_get(fr);
+		    fr_can_fill(&fr->cache, to_ochunk(k)))
+			f = fr_prefetch_get(fr);
 		if (!f) {
 			tail = NULL;	/* the run, if any, ends */
 			continue;
@@ -306,6 +326,83 @@ void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 		fr_prefetch_submit(fr, runs[i]);
 	if (got)
 		fr_stat_add(fr, prefetched, got);
+}
+
+/*
+ * The table of recent windows (fr->prefetch_seen), without a lock: a lost
+ * update only delays, adds or repeats one prefetch, and a prefetch takes
+ * only chunks that may be filled, stamped like any fill.
+ */
+static u64 *fr_prefetch_seen(struct dm_fr *fr, u64 w)
+{
+	return &fr->prefetch_seen[w % FR_PREFETCH_SEEN];
+}
+
+static bool fr_prefetch_was(struct dm_fr *fr, u64 w, u64 flags)
+{
+	u64 v = READ_ONCE(*fr_prefetch_seen(fr, w));
+
+	return (v & FR_PF_WINDOW) == w + 1 && (v & flags);
+}
+
+static void fr_prefetch_mark(struct dm_fr *fr, u64 w, u64 flags)
+{
+	WRITE_ONCE(*fr_prefetch_seen(fr, w), (w + 1) | flags);
+}
+
+/*
+ * A read missed chunks first..last (whole or not, filled or remapped; no
+ * lock held). The second miss in a window reads the window's other
+ * fillable chunks ahead; a miss in the window after one prefetched is a
+ * stream: its window now, and the next ahead. A window already prefetched
+ * prefetches no more: its misses are chunks still in flight, or chunks
+ * that cannot be filled.
+ */
+void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
+{
+	u64 n = fr_prefetch_chunks(fr), w;
+
+	if (!n || READ_ONCE(fr->cleaner))
+		return;
+	w = first >> ilog2(n);
+	if (last >> ilog2(n) != w)
+		return;		/* across windows: not a random miss */
+	if (fr_prefetch_was(fr, w, FR_PF_DONE | FR_PF_AHEAD))
+		return;
+	if (w && fr_prefetch_was(fr, w - 1, FR_PF_DONE | FR_PF_AHEAD)) {
+		fr_prefetch_mark(fr, w, FR_PF_DONE);
+		fr_prefetch_mark(fr, w + 1, FR_PF_AHEAD);
+		fr_prefetch_window(fr, w, n, first, last);
+		fr_prefetch_window(fr, w + 1, n, U64_MAX, 0);
+		return;
+	}
+	if (READ_ONCE(*fr_prefetch_seen(fr, w)) != w + 1) {
+		fr_prefetch_mark(fr, w, 0);	/* its first miss */
+		return;
+	}
+	fr_prefetch_mark(fr, w, FR_PF_DONE);
+	fr_prefetch_window(fr, w, n, first, last);
+}
+
+/*
+ * A read hit chunks first..last: if they hold the middle chunk of a window
+ * read ahead of a stream, read the next window ahead too.
+ */
+void fr_prefetch_hit(struct dm_fr *fr, u64 first, u64 last)
+{
+	u64 n = fr_prefetch_chunks(fr), mid, w;
+
+	if (!n)
+		return;
+	mid = round_down(first, n) + n / 2;
+	if (mid < first || mid > last)
+		return;
+	w = first >> ilog2(n);
+	if (!fr_prefetch_was(fr, w, FR_PF_AHEAD) || READ_ONCE(fr->cleaner))
+		return;
+	fr_prefetch_mark(fr, w, FR_PF_DONE);
+	fr_prefetch_mark(fr, w + 1, FR_PF_AHEAD);
+	fr_prefetch_window(fr, w + 1, n, U64_MAX, 0);
 }
 
 /* No prefetch read in flight after this (suspend: no origin I/O). */
@@ -359,6 +456,10 @@ int fr_fill_setup(struct dm_fr *fr)
 	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 	unsigned int i;
 
+	/* A prefetch run is a window at most: one bio's vectors. */
+	BUILD_BUG_ON(((size_t)FR_PREFETCH_MAX_KIB << 10) /
+		     min_t(size_t, PAGE_SIZE, FR_MIN_CHUNK_SECTORS << SECTOR_SHIFT) >
+		     BIO_MAX_VECS);
 	/* One fill read carries the whole pool at most: one bio's vectors. */
 	BUILD_BUG_ON(max(FR_FILL_POOL_BYTES, FR_FILL_MIN *
 			 (FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT)) / PAGE_SIZE >
@@ -381,6 +482,8 @@ int fr_fill_setup(struct dm_fr *fr)
 	init_llist_head(&fr->fills_ready);
 	INIT_WORK(&fr->fill_work, fr_fill_work);
 	atomic_set(&fr->prefetch_reads, 0);
+	atomic_set(&fr->prefetch_bufs, 0);
+	fr->prefetch_max_bufs = max_t(size_t, FR_PREFETCH_MAX_BYTES / chunk_bytes, 1);
 	init_waitqueue_head(&fr->prefetch_wait);
 	return 0;
 }
@@ -391,6 +494,8 @@ void fr_fill_teardown(struct dm_fr *fr)
 
 	if (!fr->fill_pool)
 		return;
+	/* Suspended first: every prefetch read completed and was installed. */
+	WARN_ON_ONCE(atomic_read(&fr->prefetch_bufs));
 	for (i = 0; i < fr->fill_pool_size; i++)
 		if (fr->fill_pool[i].page)
 			__free_pages(fr->fill_pool[i].page, fr->fill_order);

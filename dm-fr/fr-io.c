@@ -504,6 +504,7 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		fr_stat_add(fr, read_hits, hits);
 		bio_endio(bio);
+		fr_prefetch_hit(fr, first, last);
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (any_held) {

@@ -55,9 +55,9 @@ static const struct fr_tunable fr_tunables[] = {
 	{ "writeback_jobs", 1, 1024, 64,
 	  offsetof(struct dm_fr, writeback_jobs),
 	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
-	{ "prefetch_kib", 0, 256, 256,
+	{ "prefetch_kib", 0, FR_PREFETCH_MAX_KIB, FR_PREFETCH_MAX_KIB,
 	  offsetof(struct dm_fr, prefetch_kib),
-	  "Invalid prefetch_kib (KiB, 0..256)", NULL, false },
+	  "Invalid prefetch_kib (KiB, 0..1024)", NULL, false },
 };
 
 static const struct fr_tunable *fr_tunable_find(const char *name)

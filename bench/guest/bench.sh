@@ -12,7 +12,8 @@
 #           period, busy or not): a diagnostic, to show what deferring it buys
 #   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
 #   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; fr-kN,
-#   prefetch_kib N, also for read-mostly through BENCH_RM_CONFIGS)
+#   prefetch_kib N, also for read-mostly and the cold stream through
+#   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
@@ -321,7 +322,7 @@ blk_run() {
 	case " $HEADLINE_BLOCK " in *" $wl "*) BENCH_RUNTIME=$HRT ;; esac
 	case $wl in overflow_*) BENCH_RUNTIME=$ORT ;; esac
 	case $wl in
-	readmostly) [ $cfg = raw ] && prefill $PM 256 64 ;;
+	readmostly|seqread) [ $cfg = raw ] && prefill $PM 256 64 ;;
 	randread|overflow_*|halfpm) ;;
 	*) case $cfg in raw|dml) prefill $PM 0 64 ;; esac ;;
 	esac
@@ -379,6 +380,7 @@ BLOCK_SPECS=(
 	"odirect randwrite-odirect raw fr wc"
 	"randread randread-cached raw fr wc dml"
 	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw fr wc origin}"
+	"seqread seqread-cold ${BENCH_SEQ_CONFIGS:-raw fr wc origin}"
 	"halfpm halfpm-randwrite fr"
 )
 # Larger than PM: the caches get a 64 MiB slice of the PM.
@@ -386,7 +388,7 @@ OVERFLOW_SPECS=(
 	"overflow_seq overflow-seq fr wc"
 	"overflow_rand overflow-rand fr wc origin"
 )
-BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly halfpm overflow_seq overflow_rand}
+BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly seqread halfpm overflow_seq overflow_rand}
 
 block_set() {
 	local rep wl job spec slice nrep
