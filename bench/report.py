@@ -551,7 +551,12 @@ def main():
                 slope = sum((m - mx) * (t - my) for m, t in pts) / sxx
                 ent["ms_per_gib"] = round(slope * 1024, 1)
                 ent["ms_fixed"] = round(my - slope * mx, 1)
-                ent["projected_ms_1tib"] = round(my + slope * (1024 * 1024 - mx), 0)
+                # A line that falls is the noise of single loads, not a
+                # property of the target: no projection from it.
+                if slope > 0:
+                    ent["projected_ms_1tib"] = round(my + slope * (1024 * 1024 - mx), 0)
+                else:
+                    ent["spread_ms"] = round(max(t for _, t in pts) - min(t for _, t in pts), 1)
         sweep[cfg] = ent
 
     # ---------------------------------------------------------------- per-config tables
@@ -879,15 +884,21 @@ def write_markdown(out, S, fss):
         L.append("| PM, MiB | " + " | ".join(str(m) for m in sizes) +
                  " | fixed, ms | ms per GiB | 1 TiB, projected |")
         L.append("|---|" + "---|" * (len(sizes) + 3))
+        def proj_cell(e):
+            proj = e.get("projected_ms_1tib")
+            if proj is not None:
+                return f"{proj / 1000:.1f} s"
+            if e.get("spread_ms") is not None:
+                return f"none: no growth above the noise (the points span {fmt(e['spread_ms'])} ms)"
+            return "-"
         for cfg, name in (("fr", "dm-fr"), ("wc", "dm-writecache")):
             e = sw.get(cfg)
             if not e:
                 continue
             pts = dict((m, t) for m, t in e.get("points_mib_ms", []))
-            proj = e.get("projected_ms_1tib")
             L.append(f"| {name}, ms | " + " | ".join(fmt(pts.get(m)) if m in pts else "-" for m in sizes) +
                      f" | {fmt(e.get('ms_fixed'))} | {fmt(e.get('ms_per_gib'))} | "
-                     f"{'-' if proj is None else f'{proj / 1000:.1f} s'} |")
+                     f"{proj_cell(e)} |")
     cp = S.get("coreprof")
     if cp:
         L.append("\n## The protocol core, instructions per operation (callgrind)\n")
