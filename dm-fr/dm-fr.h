@@ -47,11 +47,17 @@
  *                    dax_read_lock, to walk an origin's pages
  *   flush_lock       one flush message at a time; fr_writeback_stop takes
  *                    it alone, to wait for a flush that began before it
- *   wb_lock          every origin write of cached data and every origin
- *                    write that bypasses PM: writeback batches (periodic,
- *                    flush, forced), cleaner write-through, discards, writes
- *                    of a chunk whose slot bad PM cannot hold. It also
- *                    guards wb_stage, wb_snaps and the bypass sequence
+ *   wb_victims       (rw_semaphore) read by a victim write (a write's own
+ *                    forced writeback of one chunk, fr_writeback_victim),
+ *                    which takes no other lock of this list but the slot
+ *                    lock; written by every origin write that bypasses PM
+ *                    and by the flush message, so none runs beside one
+ *   wb_lock          writeback batches (periodic, flush) and every origin
+ *                    write that bypasses PM: cleaner write-through, discards,
+ *                    writes of a chunk whose slot bad PM cannot hold. It
+ *                    also guards wb_stage, wb_snaps and the bypass sequence.
+ *                    A batch and victim writes run side by side; the wb_busy
+ *                    marks keep them off each other's slots (fr-writeback.c)
  *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
  *                    header says how several are held at once): several
  *                    only by fr_lock_range and fr_lock_slot_span, in
@@ -86,6 +92,7 @@ struct fr_stats {
 };
 
 struct fr_stage;
+struct fr_victims;
 struct fr_fill;
 
 enum fr_io_kind {
@@ -189,6 +196,10 @@ struct dm_fr {
 	struct delayed_work wb_work;
 	struct mutex wb_lock;		/* origin writes of cached data */
 	struct mutex flush_lock;	/* one flush message at a time */
+	struct rw_semaphore wb_victims;	/* read: a victim write */
+	unsigned long *wb_busy;		/* per slot: origin write in flight */
+	wait_queue_head_t wb_busy_wait;	/* a wb_busy bit cleared */
+	struct fr_victims *wb_victim_stages;	/* fr-writeback.c */
 	struct fr_stage *wb_stage;	/* fr-writeback.c */
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
@@ -302,6 +313,6 @@ static inline void fr_writeback_note_dirty(struct dm_fr *fr)
 }
 int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
-int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim);
+int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim);
 
 #endif /* DM_FR_H */

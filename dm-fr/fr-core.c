@@ -627,6 +627,7 @@ enum stage_result {
 	STAGE_CLEAN,		/* no longer dirty: nothing to stage */
 	STAGE_ENDS_BATCH,	/* the batch must end before it (see below) */
 	STAGE_UNREADABLE,	/* its PM data cannot be read: it stays dirty */
+	STAGE_BUSY,		/* another origin write of its slot is in flight */
 	STAGE_FAILED,		/* the stage op failed: *error */
 };
 
@@ -669,6 +670,8 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			       end - pos);
 		if (r == -EHWPOISON)
 			return STAGE_UNREADABLE;
+		if (r == -EBUSY)
+			return STAGE_BUSY;
 		if (r) {
 			*error = r;
 			return STAGE_FAILED;
@@ -779,6 +782,33 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 		return 0;
 
 	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
+}
+
+int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
+		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	fr_slot_t slot = fr_slot_of_pchunk(p);
+	enum stage_result res;
+	int error = 0;
+
+	if (from_pchunk(p) >= c->geo.nr_chunks)
+		return -EINVAL;
+	ops->lock(ctx, slot);
+	res = FR_STEP(stage_chunk, c, p, snap, 0, ops, ctx, &error);
+	ops->unlock(ctx, slot);
+	switch (res) {
+	case STAGED:
+		return FR_STEP(wb_finish, c, snap, 1, ops, ctx);
+	case STAGE_UNREADABLE:
+		return -EHWPOISON;
+	case STAGE_BUSY:
+		return -EBUSY;
+	case STAGE_FAILED:
+		return error;
+	default:
+		return 0;	/* clean already (ENDS_BATCH needs a batch) */
+	}
 }
 
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,

@@ -45,8 +45,8 @@
  *              any member has INCOMPLETE clear.
  * victim       the chunk that must leave a full slot so that a key can be
  *              written there: a clean one is evicted, a dirty one must be
- *              written back first (FR_WRITE_NEED_CLEAN; the writeback
- *              batch that does it starts at the victim).
+ *              written back first (FR_WRITE_NEED_CLEAN: the caller
+ *              writes it back alone, fr_writeback_chunk()).
  * fill         installing a clean copy of a chunk a read brought from the
  *              origin (fr_fill()); it may evict a clean chunk, never a
  *              dirty one.
@@ -335,8 +335,8 @@ enum fr_write_outcome {
 	/*
 	 * Nothing changed: a slot holds two chunks of which the one to
 	 * displace, res->victim, is dirty. The caller drops its slot locks,
-	 * writes the victim back with fr_writeback() (cursor = victim;
-	 * origin I/O) and calls fr_write() again.
+	 * writes the victim back with fr_writeback_chunk() (origin I/O)
+	 * and calls fr_write() again.
 	 */
 	FR_WRITE_NEED_CLEAN,
 	/*
@@ -429,6 +429,9 @@ struct fr_wb_ops {
 	 * Copy nr_sectors from PM for origin sector, to be written by submit.
 	 * -EHWPOISON: PM could not be read; the caller has dropped what it
 	 * staged of this chunk, and the chunk is skipped (left dirty).
+	 * -EBUSY (only on a chunk's first call): another origin write of this
+	 * slot's data is in flight, which this one could overtake or be
+	 * overtaken by; the chunk is skipped (left dirty), nothing staged.
 	 */
 	int (*stage)(void *ctx, u64 sector, const void *pm_src, u32 nr_sectors);
 	/* Write everything staged to the origin and wait for it. */
@@ -455,6 +458,18 @@ struct fr_wb_snap {
 int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx);
+
+/*
+ * Write back dirty chunk p alone (a write's victim): stage it, submit, flush,
+ * clear. Returns 1 if it was cleaned; 0 if it was clean already or
+ * rewritten meanwhile; -EHWPOISON if its PM data cannot be read; -EBUSY if
+ * the stage op refused it (another origin write of its slot in flight: the
+ * caller waits for that one and tries the write again); or the error of
+ * submit or flush. snap is scratch for one chunk.
+ */
+int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
+		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
+		       void *ctx);
 
 /*
  * The same batch, for a sweep of the whole cache (the flush message): it

@@ -217,8 +217,8 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 /*
  * A write of one origin chunk whose slot PM cannot hold (bad PM): to the
- * origin (FUA, so durable when acknowledged), under wb_lock and inside
- * fr_bypass_begin/end as a cleaner write-through. Once the origin holds every
+ * origin (FUA, so durable when acknowledged), under wb_victims and wb_lock
+ * and inside fr_bypass_begin/end as a cleaner write-through. Once the origin holds every
  * sector of the chunk, a copy still on PM (on a bad chunk, unreadable) is
  * out of date and dropped.
  */
@@ -229,6 +229,7 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 	u64 k = from_ochunk(fr_chunk_of_sector(g, sector));
 	struct fr_lockset ls;
 
+	down_write(&fr->wb_victims);
 	mutex_lock(&fr->wb_lock);
 	fr_bypass_begin(fr);
 	bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
@@ -239,17 +240,17 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 	fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
 	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
+	up_write(&fr->wb_victims);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, 1);
 	bio_endio(bio);
 }
 
 /*
- * A write whose slot must displace dirty data: write back a batch starting
- * at the victim (one origin flush for many chunks, so a burst of collisions
- * costs little; none if the batch in flight it waited for cleaned the
- * victim), then try again. No slot lock is held across the batch,
- * which takes them itself.
+ * A write whose slot must displace dirty data: write the victim back alone
+ * (one origin write and one flush, beside the worker's batch; or, if that
+ * batch has the victim's slot in flight, wait for it), then try again. No
+ * slot lock is held across it: fr_writeback_victim takes the victim's.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write
  * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
@@ -281,7 +282,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
-		r = fr_writeback_from(fr, res.victim);
+		r = fr_writeback_victim(fr, res.victim);
 		if (r == -EHWPOISON)
 			break;	/* its data is unreadable: it cannot make room */
 		if (r < 0) {
@@ -343,8 +344,10 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 
 /*
  * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
- * still durable when acknowledged). wb_lock keeps writeback batches out
- * (docs/protocol.md, "Required serialization"); the bypass sequence is odd
+ * still durable when acknowledged). wb_lock keeps writeback batches out and
+ * wb_victims victim writes (docs/protocol.md, "Required serialization"):
+ * a key staged, discarded and written again must not be written through
+ * while its old copy's origin write is in flight. The bypass sequence is odd
  * while the origin write is in flight, so no fill that overlaps it is
  * installed (a fill may have read the data from before it). The stripe locks are held
  * only to check that PM holds none of the range: a write to PM that races
@@ -358,12 +361,14 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 	struct fr_lockset ls;
 	u64 first, last;
 
+	down_write(&fr->wb_victims);
 	mutex_lock(&fr->wb_lock);
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
 	if (fr_range_cached(fr, first, last)) {
 		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
 		mutex_unlock(&fr->wb_lock);
+		up_write(&fr->wb_victims);
 		fr_deferred_write(fr, io, bio);
 		return;
 	}
@@ -373,6 +378,7 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 					(bio->bi_opf & REQ_SYNC));
 	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
+	up_write(&fr->wb_victims);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, last - first + 1);
 	bio_endio(bio);
@@ -380,8 +386,9 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 
 /*
  * Drop what the discard covers from PM, then pass it to the origin and wait,
- * all under wb_lock: a discard still in flight when a newer write of the
- * same chunk is written back and cleaned could land after it.
+ * all under wb_victims and wb_lock: a discard still in flight when a newer
+ * write of the same chunk is written back and cleaned could land after it,
+ * and so could a dropped copy's origin write.
  *
  * A read while the origin discard is in flight may return the data from
  * before it, and a fill of that would outlive the discard. The bypass
@@ -399,6 +406,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	struct fr_lockset ls;
 	u64 pos, end = sector + nr;
 
+	down_write(&fr->wb_victims);
 	mutex_lock(&fr->wb_lock);
 	fr_bypass_begin(fr);
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
@@ -426,6 +434,7 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 		bio->bi_status = fr_origin_clone_wait(fr, bio, bio->bi_opf);
 	fr_bypass_end(fr);
 	mutex_unlock(&fr->wb_lock);
+	up_write(&fr->wb_victims);
 	bio_endio(bio);
 }
 

@@ -15,6 +15,18 @@
  * The buffer holds a whole batch, so no origin I/O happens under a slot
  * lock. A chunk whose PM data cannot be read is skipped and stays dirty
  * (pm_errors, and the status field unreadable); the batch goes on.
+ *
+ * A write whose slot must displace a dirty chunk writes that victim back
+ * alone (fr_writeback_victim), beside the worker's batch rather than after
+ * it: one origin write and one flush. Two origin writes of one slot's data
+ * must never be in flight at once (they land in any order, and the older
+ * could win: docs/protocol.md, "Required serialization"), so each slot an
+ * origin write of cached data is in flight for is marked in wb_busy, under
+ * the slot lock, until that data is flushed and its dirty flag cleared: a
+ * batch skips a slot a victim write has marked, and a victim write waits
+ * for a batch that has marked its slot. The writers that go around PM
+ * (cleaner write-through, discards, bypass) and the flush message hold
+ * wb_victims for writing, so no victim write runs beside them.
  */
 #include <linux/blkdev.h>
 #include <linux/sort.h>
@@ -29,6 +41,7 @@
 #define FR_WB_COLLIDED_MS	250	/* no deferral this long after a collision */
 #define FR_WB_BACKOFF_MIN_MS	100
 #define FR_WB_BACKOFF_MAX_MS	10000
+#define FR_WB_VICTIM_STAGES	4	/* victim writes in flight at once */
 
 /* Data staged for the origin: a run of sectors in the staging buffer. */
 struct fr_extent {
@@ -52,11 +65,80 @@ struct fr_stage {
 	u64 chunk;
 	size_t chunk_used;
 	u32 chunk_ext, chunk_last_sectors;
-	/* Chunks whose PM data could not be read, and whether victim was. */
+	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
-	u64 victim;
-	bool victim_unreadable;
+	/* Slots this stage marked in fr->wb_busy, cleared by stage_release. */
+	u64 *marked;
+	u32 nr_marked, max_marked;
+	bool chunk_marked;	/* the chunk being staged made the last mark */
+	bool for_victim;	/* a victim write's: no wb_lock */
 };
+
+/* A victim write's stage: a fixed few, taken under a semaphore. */
+struct fr_victims {
+	struct semaphore free;
+	unsigned long busy;
+	struct fr_stage *stage[FR_WB_VICTIM_STAGES];
+};
+
+static void stage_assert_held(struct fr_stage *st)
+{
+	if (!st->for_victim)
+		lockdep_assert_held(&st->fr->wb_lock);
+}
+
+/*
+ * Mark the slot of a chunk about to be staged as having an origin write in
+ * flight, unless another writer marked it: false then. A batch may stage
+ * both chunks of a slot: they are next to each other in its ascending scan,
+ * or the first and the last when it wrapped, so its own mark is the last
+ * or the first it made.
+ */
+static bool stage_mark(struct fr_stage *st, u64 slot)
+{
+	struct dm_fr *fr = st->fr;
+
+	fr_assert_slot_locked(fr, to_slot(slot));
+	st->chunk_marked = false;
+	if (test_bit(slot, fr->wb_busy))
+		return st->nr_marked && (st->marked[st->nr_marked - 1] == slot ||
+					 st->marked[0] == slot);
+	/* One mark per chunk staged: the stage holds at most max_marked. */
+	if (WARN_ON_ONCE(st->nr_marked == st->max_marked))
+		return false;
+	set_bit(slot, fr->wb_busy);
+	st->marked[st->nr_marked++] = slot;
+	st->chunk_marked = true;
+	return true;
+}
+
+/* The chunk being staged is skipped: take back the mark it made. */
+static void stage_unmark_chunk(struct fr_stage *st)
+{
+	if (!st->chunk_marked)
+		return;
+	st->chunk_marked = false;
+	clear_bit(st->marked[--st->nr_marked], st->fr->wb_busy);
+	wake_up_all(&st->fr->wb_busy_wait);
+}
+
+/*
+ * Once what the stage wrote is flushed and its dirty flags cleared (or left,
+ * on an error): its slots may be written to the origin by others again.
+ */
+static void stage_release(struct fr_stage *st)
+{
+	struct dm_fr *fr = st->fr;
+	u32 i;
+
+	if (!st->nr_marked)
+		return;
+	for (i = 0; i < st->nr_marked; i++)
+		clear_bit(st->marked[i], fr->wb_busy);
+	st->nr_marked = 0;
+	/* wake_up_all's lock orders the clears before the waiters' test. */
+	wake_up_all(&fr->wb_busy_wait);
+}
 
 static void stage_lock(void *ctx, fr_slot_t slot)
 {
@@ -178,11 +260,14 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		    (g->chunk_shift + SECTOR_SHIFT);
 	struct fr_extent *last;
 
-	lockdep_assert_held(&fr->wb_lock);
+	stage_assert_held(st);
 	fr_assert_slot_locked(fr, fr_slot_of_pchunk(to_pchunk(chunk)));
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
+		/* A chunk's first call: nothing of it is staged yet. */
+		if (!stage_mark(st, chunk >> 1))
+			return -EBUSY;
 		st->chunk = chunk;
 		st->chunk_used = st->buf_used;
 		st->chunk_ext = st->nr_ext;
@@ -198,9 +283,8 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	if (fr_pm_read(st->buf + st->buf_used, pm_src, bytes)) {
 		/* The chunk stays dirty on PM; the batch goes on. */
 		stage_drop_chunk(st);
+		stage_unmark_chunk(st);
 		st->unreadable++;
-		if (chunk == st->victim)
-			st->victim_unreadable = true;
 		fr_stat_add(fr, pm_errors, 1);
 		return -EHWPOISON;
 	}
@@ -224,18 +308,16 @@ static void stage_skip(void *ctx, fr_pchunk_t p)
 {
 	struct fr_stage *st = ctx;
 
-	lockdep_assert_held(&st->fr->wb_lock);
+	stage_assert_held(st);
 	fr_assert_slot_locked(st->fr, fr_slot_of_pchunk(p));
 	st->unreadable++;
-	if (from_pchunk(p) == st->victim)
-		st->victim_unreadable = true;
 }
 
 static int stage_submit(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
-	lockdep_assert_held(&st->fr->wb_lock);
+	stage_assert_held(st);
 	if (st->error)
 		return st->error;
 	st->error = stage_write(st);
@@ -246,7 +328,7 @@ static int stage_flush(void *ctx)
 {
 	struct fr_stage *st = ctx;
 
-	lockdep_assert_held(&st->fr->wb_lock);
+	stage_assert_held(st);
 	return fr_origin_flush(st->fr);
 }
 
@@ -266,8 +348,7 @@ static void stage_reset(struct fr_stage *st)
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	st->victim = U64_MAX;
-	st->victim_unreadable = false;
+	WARN_ON_ONCE(st->nr_marked);
 }
 
 static void fr_stage_free(struct fr_stage *st)
@@ -276,58 +357,45 @@ static void fr_stage_free(struct fr_stage *st)
 		return;
 	vfree(st->buf);
 	kvfree(st->ext);
+	kvfree(st->marked);
 	kfree(st);
 }
 
-static struct fr_stage *fr_stage_alloc(struct dm_fr *fr, size_t buf_size,
-				       u32 max_ext)
+/* A stage for up to chunks chunks: their data, extents and slot marks. */
+static struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks)
 {
+	u32 chunk_sectors = fr->cache.geo.chunk_sectors;
 	struct fr_stage *st = kzalloc(sizeof(*st), GFP_KERNEL);
 
 	if (!st)
 		return NULL;
 	st->fr = fr;
-	st->buf = vmalloc(buf_size);
-	st->ext = kvmalloc_array(max_ext, sizeof(*st->ext), GFP_KERNEL);
-	if (!st->buf || !st->ext) {
+	st->buf_size = (size_t)chunks * chunk_sectors << SECTOR_SHIFT;
+	/* A chunk stages at most one extent per two sectors. */
+	st->max_ext = chunks * DIV_ROUND_UP(chunk_sectors, 2);
+	st->max_marked = chunks;
+	st->buf = vmalloc(st->buf_size);
+	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
+	st->marked = kvmalloc_array(chunks, sizeof(*st->marked), GFP_KERNEL);
+	if (!st->buf || !st->ext || !st->marked) {
 		fr_stage_free(st);
 		return NULL;
 	}
-	st->buf_size = buf_size;
-	st->max_ext = max_ext;
 	return st;
 }
 
 /*
  * One batch under wb_lock, from *cursor on (sweep: one that does not wrap,
  * fr_writeback_sweep()): the chunks written back, or an origin error
- * (counted; the target is degraded until a pass succeeds).
- * The stage's PM read errors are returned as they were under the lock:
- * unreadable counts the chunks skipped, victim_unreadable says whether the
- * victim (U64_MAX: none) was one of them. With a victim found clean once
- * the lock is taken, no batch: 0.
+ * (counted; the target is degraded until a pass succeeds). unreadable
+ * counts the chunks skipped because their PM data cannot be read.
  */
-static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u64 victim,
-		    u32 *unreadable, bool *victim_unreadable)
+static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u32 *unreadable)
 {
 	int r;
 
 	mutex_lock(&fr->wb_lock);
-	/*
-	 * A forced writeback waited here for the batch in flight, which may
-	 * have cleaned its victim: then the write has room without a batch of
-	 * its own (bench/results/assoc-model: a sequential stream larger than
-	 * the PM waits half as long at p99.9). If the hint is stale, the write
-	 * meets the victim again and comes back.
-	 */
-	if (victim != U64_MAX && !fr_chunk_dirty(&fr->cache, to_pchunk(victim))) {
-		mutex_unlock(&fr->wb_lock);
-		*unreadable = 0;
-		*victim_unreadable = false;
-		return 0;
-	}
 	stage_reset(fr->wb_stage);
-	fr->wb_stage->victim = victim;
 	if (sweep)
 		r = fr_writeback_sweep(&fr->cache, cursor, fr->writeback_jobs,
 				       fr->wb_snaps, &fr_wb_ops, fr->wb_stage);
@@ -335,7 +403,7 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u64 victim,
 		r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs,
 				 fr->wb_snaps, &fr_wb_ops, fr->wb_stage);
 	*unreadable = fr->wb_stage->unreadable;
-	*victim_unreadable = fr->wb_stage->victim_unreadable;
+	stage_release(fr->wb_stage);
 	mutex_unlock(&fr->wb_lock);
 	if (r < 0) {
 		fr_stat_add(fr, origin_errors, 1);
@@ -346,24 +414,72 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, bool sweep, u64 victim,
 	return r;
 }
 
-/*
- * For a write that must displace the dirty chunk victim: one batch from it
- * on, unless the batch it waited for cleaned the victim. The caller holds
- * no slot lock (the batch takes them). -EHWPOISON if the victim's data
- * cannot be read from PM: it cannot be displaced.
- */
-int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
+static struct fr_stage *victim_stage_get(struct dm_fr *fr)
 {
-	u64 cursor = from_pchunk(victim);
-	bool victim_unreadable;
-	u32 unreadable;
+	struct fr_victims *v = fr->wb_victim_stages;
+	unsigned int i;
+
+	down(&v->free);
+	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
+		if (!test_and_set_bit(i, &v->busy))
+			return v->stage[i];
+	/* The semaphore counts the free stages: one is free. */
+	WARN_ON_ONCE(1);
+	up(&v->free);
+	return NULL;
+}
+
+static void victim_stage_put(struct dm_fr *fr, struct fr_stage *st)
+{
+	struct fr_victims *v = fr->wb_victim_stages;
+	unsigned int i;
+
+	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
+		if (v->stage[i] == st)
+			clear_bit(i, &v->busy);
+	up(&v->free);
+}
+
+/*
+ * For a write that must displace the dirty chunk victim: write it back
+ * alone, with one origin write and one flush, beside the worker's batch.
+ * If a batch has the victim's slot in flight, wait for that batch instead
+ * (it may have cleaned the victim). The caller holds no slot lock and tries
+ * the write again on 0. -EHWPOISON if the victim's data cannot be read
+ * from PM: it cannot be displaced.
+ */
+int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
+{
+	u64 slot = from_slot(fr_slot_of_pchunk(victim));
+	struct fr_wb_snap snap;
+	struct fr_stage *st;
 	int r;
 
-	r = wb_batch(fr, &cursor, false, from_pchunk(victim), &unreadable,
-		     &victim_unreadable);
-	if (r < 0)
+	down_read(&fr->wb_victims);
+	st = victim_stage_get(fr);
+	if (!st) {
+		up_read(&fr->wb_victims);
+		return -ENOMEM;
+	}
+	stage_reset(st);
+	r = fr_writeback_chunk(&fr->cache, victim, &snap, &fr_wb_ops, st);
+	stage_release(st);
+	victim_stage_put(fr, st);
+	up_read(&fr->wb_victims);
+
+	if (r == -EBUSY) {
+		wait_event(fr->wb_busy_wait, !test_bit(slot, fr->wb_busy));
+		return 0;
+	}
+	if (r == -EHWPOISON)
+		return r;	/* counted in pm_errors by stage_data */
+	if (r < 0) {
+		fr_stat_add(fr, origin_errors, 1);
+		WRITE_ONCE(fr->degraded, true);
 		return r;
-	return victim_unreadable ? -EHWPOISON : 0;
+	}
+	fr_stat_add(fr, chunks_written_back, r);
+	return 0;
 }
 
 static unsigned int dirty_percent(struct dm_fr *fr)
@@ -377,13 +493,13 @@ static unsigned int dirty_percent(struct dm_fr *fr)
  * dirty when it began, at most one cache's worth, or (watermark mode) until
  * dirty falls under the low watermark.
  *
- * wb_lock is held for each batch, from stage to flush, and by every other
- * writer of cached data to the origin (forced cleaning, cleaner-mode
- * write-through): an origin write of a staged chunk's sectors between stage
- * and submit could land before the stale staged copy and be overwritten by
- * it (docs/protocol.md, "Required serialization"). Between batches the lock
- * is dropped, so a writer waiting to clean a chunk is not held up a whole
- * pass.
+ * wb_lock is held for each batch, from stage to flush, and by every writer
+ * that goes around PM (cleaner-mode write-through, discards): an origin
+ * write of a staged chunk's sectors between stage and submit could land
+ * before the stale staged copy and be overwritten by it (docs/protocol.md,
+ * "Required serialization"). Victim writes run beside a batch, on slots it
+ * has not marked. Between batches the lock is dropped, so the flush
+ * message and the writers around PM are not held up a whole pass.
  */
 static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 {
@@ -392,7 +508,6 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	/* Under steady writes, do not chase what was written after the start. */
 	u64 budget = fr_count_dirty(&fr->cache);
 	u64 written = 0;
-	bool victim_unreadable;
 	u32 unreadable;
 	int r;
 
@@ -401,8 +516,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		if (to_low_watermark &&
 		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
 			break;
-		r = wb_batch(fr, &fr->wb_cursor, false, U64_MAX, &unreadable,
-			     &victim_unreadable);
+		r = wb_batch(fr, &fr->wb_cursor, false, &unreadable);
 		if (r < 0)
 			return r;
 		if (!r) {
@@ -578,26 +692,27 @@ static void writeback_work(struct work_struct *work)
  * returns, however many writes arrive meanwhile; and it ends, as each batch
  * moves the cursor on. writeback_pass() does not fit: new dirty chunks
  * ahead of its cursor use up its budget, and a batch whose chunks were all
- * rewritten cleans none and ends it.
+ * rewritten cleans none and ends it. No victim write runs meanwhile
+ * (wb_victims): the sweep would skip a chunk one has in flight, and return
+ * before that write is on the origin.
  */
 int fr_writeback_all(struct dm_fr *fr)
 {
 	u64 cursor = 0, written = 0;
 	u32 unreadable, skipped = 0;
-	bool victim_unreadable;
 	int r;
 
 	if (READ_ONCE(fr->wb_stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
+	down_write(&fr->wb_victims);
 	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
 		if (READ_ONCE(fr->wb_stopped)) {
 			r = -EBUSY;
 			goto out;
 		}
-		r = wb_batch(fr, &cursor, true, U64_MAX, &unreadable,
-			     &victim_unreadable);
+		r = wb_batch(fr, &cursor, true, &unreadable);
 		if (r < 0)
 			goto out;
 		written += r;
@@ -612,20 +727,18 @@ int fr_writeback_all(struct dm_fr *fr)
 		fr_stat_add(fr, writeback_rounds, 1);
 	r = skipped ? -EHWPOISON : 0;
 out:
+	up_write(&fr->wb_victims);
 	mutex_unlock(&fr->flush_lock);
 	return r;
 }
 
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 {
-	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 	struct fr_wb_snap *snaps;
 	struct fr_stage *st;
 
 	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
-	/* A chunk stages at most one extent per two sectors. */
-	st = fr_stage_alloc(fr, jobs * chunk_bytes,
-			    jobs * DIV_ROUND_UP(fr->cache.geo.chunk_sectors, 2));
+	st = fr_stage_alloc(fr, jobs);
 	if (!snaps || !st) {
 		kvfree(snaps);
 		fr_stage_free(st);
@@ -641,14 +754,48 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	return 0;
 }
 
+static void victim_stages_free(struct fr_victims *v)
+{
+	unsigned int i;
+
+	if (!v)
+		return;
+	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
+		fr_stage_free(v->stage[i]);
+	kfree(v);
+}
+
+static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
+{
+	struct fr_victims *v = kzalloc(sizeof(*v), GFP_KERNEL);
+	unsigned int i;
+
+	if (!v)
+		return NULL;
+	sema_init(&v->free, FR_WB_VICTIM_STAGES);
+	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
+		v->stage[i] = fr_stage_alloc(fr, 1);
+		if (!v->stage[i]) {
+			victim_stages_free(v);
+			return NULL;
+		}
+		v->stage[i]->for_victim = true;
+	}
+	return v;
+}
+
 int fr_writeback_setup(struct dm_fr *fr)
 {
 	mutex_init(&fr->wb_lock);
 	mutex_init(&fr->flush_lock);
+	init_rwsem(&fr->wb_victims);
+	init_waitqueue_head(&fr->wb_busy_wait);
 	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
 	fr->wb_stopped = true;
+	fr->wb_busy = bitmap_zalloc(fr->cache.geo.nr_slots, GFP_KERNEL);
+	fr->wb_victim_stages = victim_stages_alloc(fr);
 	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!fr->wb_wq)
+	if (!fr->wb_busy || !fr->wb_victim_stages || !fr->wb_wq)
 		return -ENOMEM;
 	return fr_writeback_set_jobs(fr, fr->writeback_jobs);
 }
@@ -662,6 +809,10 @@ void fr_writeback_teardown(struct dm_fr *fr)
 	fr->wb_stage = NULL;
 	kvfree(fr->wb_snaps);
 	fr->wb_snaps = NULL;
+	victim_stages_free(fr->wb_victim_stages);
+	fr->wb_victim_stages = NULL;
+	bitmap_free(fr->wb_busy);
+	fr->wb_busy = NULL;
 }
 
 void fr_writeback_start(struct dm_fr *fr)

@@ -109,8 +109,9 @@ static void usage(void)
 		"  --deep MASK        configurations searched to --depth, others to 1 (default 1)\n"
 		"  --mutant N|all     run deliberately broken variants (crashsim-mut only)\n"
 		"  --print N          print the first N violations (default 3)\n"
-		"  --wb-race          let writers clean chunks while a writeback batch is\n"
-		"                     between stage and flush (expected to fail)\n"
+		"  --wb-race          ignore the in-flight marks: victim writes and batches\n"
+		"                     write a slot's data to the origin while the other\n"
+		"                     has it in flight (expected to fail)\n"
 		"  -v                 per-phase statistics (-vv: every op)\n");
 	exit(16);
 }

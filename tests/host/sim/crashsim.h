@@ -41,8 +41,12 @@ enum op_type {
 	OP_CRASH,	/* pseudo-op: crash inside the next op, recover */
 };
 
-/* Where writes are injected into a writeback batch (OP_WB). */
-enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED, INJ_BETWEEN };
+/*
+ * Where writes are injected into a writeback batch (OP_WB), or writes and
+ * batches (inj[i].nr == 0) into a write's victim writeback, between its
+ * stage and its submit (OP_WRITE, INJ_VICTIM).
+ */
+enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED, INJ_BETWEEN, INJ_VICTIM };
 
 /* Error injection for one (top-level) operation. */
 enum fail_at {

@@ -4,8 +4,11 @@
  * writeback worker and table load do around the protocol core, run on the
  * simulated PM and origin.
  *
- * Writes retry on FR_WRITE_NEED_CLEAN after cleaning a batch from the victim, and
- * wait while a writeback batch is between stage and flush; fills read a miss
+ * Writes retry on FR_WRITE_NEED_CLEAN after writing the victim back alone
+ * (fr_writeback_chunk), beside a writeback batch between its stage and flush
+ * unless the batch has the victim's slot in flight (the kernel's wb_busy
+ * marks: then they wait for the batch); a victim's own window can hold
+ * writes and batches (INJ_VICTIM), which skip its slot; fills read a miss
  * from the origin; discards drop PM's copies and go on to the origin;
  * writeback goes through struct fr_wb_ops on the simulated origin, with
  * writes injected after the stage, between stages and after the submit, and
@@ -15,6 +18,7 @@
  * world_setup() formats a geometry's world: PM, origin, reference model.
  */
 #include <setjmp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "crashsim.h"
@@ -30,15 +34,25 @@ struct wbctx {
 	const struct op *inj;		/* writes to run inside the batch */
 	bool staged_in_lock;		/* a stage since the last ops->lock */
 	bool inj_done;			/* INJ_BETWEEN: the writes have run */
+	u64 chunk;			/* the chunk being staged */
 };
 
-static struct wbctx wb_batch, wb_clean;
+/* The worker's batch, and a write's victim written back alone. */
+static struct wbctx wb_batch, wb_victim;
 static struct fr_wb_snap *wb_snaps;
-/* A forced writeback's own snapshots: with --wb-race it runs inside a batch. */
-static struct fr_wb_snap *wb_clean_snaps;
-#define CLEAN_BATCH	4
 
-static void exec_write(u64 sector, u32 nr);
+/*
+ * Per slot, whose origin write of the slot's data is in flight, from its
+ * first stage until its flush and clear: the kernel's wb_busy marks. A
+ * batch skips a slot a victim has marked; a victim meeting a batch's mark
+ * waits for the batch. --wb-race ignores them (and must fail).
+ */
+enum { BUSY_NONE, BUSY_BATCH, BUSY_VICTIM };
+static u8 *busy;
+static bool in_victim;		/* a victim's writeback is between stage and clear */
+
+static void exec_write(u64 sector, u32 nr, const struct op *vinj);
+static void run_deferred(void);
 
 /*
  * Slot locks. S.locked[slot] is LOCK_OPS while writeback holds it through
@@ -146,10 +160,41 @@ static void wb_unlock(void *ctx, fr_slot_t slot)
 	}
 }
 
+/* A chunk's first stage call: mark its slot, or refuse (-EBUSY). */
+static int wb_mark(struct wbctx *w, const u8 *src)
+{
+	u64 chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
+		    ((u64)S.c.geo.chunk_sectors * SECT);
+	u8 mine = w == &wb_batch ? BUSY_BATCH : BUSY_VICTIM;
+	u64 slot = chunk >> 1;
+
+	if (chunk == w->chunk)
+		return 0;
+	if (busy[slot] && busy[slot] != mine && !S.wb_race)
+		return -EBUSY;
+	w->chunk = chunk;
+	if (!busy[slot])
+		busy[slot] = mine;
+	return 0;
+}
+
+static void wb_unmark(u8 who)
+{
+	u64 s;
+
+	for (s = 0; s < S.c.geo.nr_slots; s++)
+		if (busy[s] == who)
+			busy[s] = BUSY_NONE;
+}
+
 static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 {
 	struct wbctx *w = vctx;
 	const u8 *src = pm_src;
+
+	if (src >= S.pm_view && src < S.pm_view + S.pm_bytes &&
+	    wb_mark(w, src))
+		return -EBUSY;
 
 	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
 		S.fail_done = true;
@@ -184,6 +229,8 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	return 0;
 }
 
+static void nested_batch(void);
+
 static void run_injected(struct wbctx *w, u8 at)
 {
 	u32 i;
@@ -193,8 +240,13 @@ static void run_injected(struct wbctx *w, u8 at)
 	for (i = 0; i < S.c.geo.nr_slots; i++)
 		if (S.locked[i])
 			violation("writeback ran ops with slot %u locked", i);
-	for (i = 0; i < w->inj->ninj; i++)
-		exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr);
+	for (i = 0; i < w->inj->ninj; i++) {
+		if (!w->inj->inj[i].nr)
+			nested_batch();		/* INJ_VICTIM only */
+		else
+			exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr,
+				   NULL);
+	}
 }
 
 /*
@@ -221,7 +273,7 @@ static int wb_submit(void *vctx)
 	struct wbctx *w = vctx;
 	u32 i;
 
-	run_injected(w, INJ_STAGED);
+	run_injected(w, w == &wb_victim ? INJ_VICTIM : INJ_STAGED);
 	check_overlap(w);
 	if (S.fail == FAIL_SUBMIT && w == &wb_batch && !S.fail_done) {
 		S.fail_done = true;
@@ -325,30 +377,51 @@ static void classify_write(u64 sector, u32 nr)
 }
 
 /*
- * Writes that met FR_WRITE_NEED_CLEAN while a writeback batch was between staging
- * and flushing. The caller must not clean (write a chunk to the origin) then:
- * the batch could submit stale data it staged after the newer copy was
- * cleaned and displaced. So, as the kernel's writers must, they wait for the
- * batch (here: they run when fr_writeback() returns). --wb-race lifts that
- * rule to show what goes wrong without it.
+ * Writes that must wait: one that met FR_WRITE_NEED_CLEAN while a writeback
+ * batch had its victim's slot in flight (between the batch's stage of the
+ * slot and its clear), and, as a simplification, one that met it inside a
+ * victim's window. Cleaning then could let the batch submit stale data it
+ * staged after the newer copy was cleaned and displaced, so, as the kernel's
+ * writers do (fr_writeback_victim: -EBUSY), they wait for the batch (here:
+ * they run when fr_writeback() returns). --wb-race ignores the marks to show
+ * what goes wrong without them.
  */
 static struct { u32 id; u64 sector; u32 nr; } deferred[MAX_INJ];
 static u32 ndeferred;
 static bool in_batch;
 
+/*
+ * As the kernel does (fr_writeback_victim): the victim alone, with no slot
+ * lock held; with vinj, the writes and batches it holds run in its window.
+ */
+static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
+{
+	struct fr_wb_snap snap;
+	int r;
+
+	wb_victim.inj = vinj;
+	wb_victim.chunk = UINT64_MAX;
+	in_victim = true;
+	r = fr_writeback_chunk(&S.c, victim, &snap, &wb_ops, &wb_victim);
+	in_victim = false;
+	wb_victim.inj = NULL;
+	wb_victim.nst = wb_victim.used = 0;
+	wb_unmark(BUSY_VICTIM);
+	return r;
+}
+
 /* Returns false if the write was deferred. */
-static bool write_loop(u32 id, u64 sector, u32 nr)
+static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 {
 	struct fr_write_result res;
 	enum fr_write_outcome out;
 	u32 tries = 0;
-	u64 cursor;
 	int r;
 
 	for (;;) {
 		struct payload_ctx pc = { id, sector, payload_buf };
 
-		if (in_batch && ndeferred && !S.wb_race)
+		if ((in_batch || in_victim) && ndeferred && !S.wb_race)
 			return false;	/* keep the writes in order */
 		lock_range(sector, nr);
 		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
@@ -359,18 +432,18 @@ static bool write_loop(u32 id, u64 sector, u32 nr)
 		if (!test_bit(from_pchunk(res.victim), S.c.dirty_bits))
 			violation("FR_WRITE_NEED_CLEAN names a victim that is not dirty (chunk %llu)",
 				  (unsigned long long)from_pchunk(res.victim));
-		if (in_batch && !S.wb_race)
+		if (in_victim)
 			return false;
-		/*
-		 * As the kernel does (fr_writeback_from): a batch of up to
-		 * CLEAN_BATCH dirty chunks starting at the victim, with no
-		 * slot lock held, then fr_write again.
-		 */
-		cursor = from_pchunk(res.victim);
-		r = fr_writeback(&S.c, &cursor, CLEAN_BATCH, wb_clean_snaps,
-				 &wb_ops, &wb_clean);
-		if (r <= 0) {
-			violation("writeback from victim %llu cleaned nothing: %d",
+		r = victim_writeback(res.victim, vinj);
+		vinj = NULL;
+		if (r == -EBUSY) {
+			if (!in_batch)
+				violation("victim %llu refused as in flight with no batch in flight",
+					  (unsigned long long)from_pchunk(res.victim));
+			return false;
+		}
+		if (r < 0) {
+			violation("writeback of victim %llu failed: %d",
 				  (unsigned long long)from_pchunk(res.victim), r);
 			break;
 		}
@@ -412,7 +485,7 @@ static bool poison_cached_copy(u64 sector, u32 nr)
 	return false;
 }
 
-static void exec_write(u64 sector, u32 nr)
+static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 {
 	u32 id = new_op(OP_WRITE, sector, nr), prev = S.inflight;
 	bool poisoned = false;
@@ -443,7 +516,7 @@ static void exec_write(u64 sector, u32 nr)
 				  out, res.error);
 			ack_write(id);
 		}
-	} else if (write_loop(id, sector, nr)) {
+	} else if (write_loop(id, sector, nr, vinj)) {
 		ack_write(id);
 	} else {
 		S.fig3[F_WAITED]++;
@@ -453,6 +526,9 @@ static void exec_write(u64 sector, u32 nr)
 		ndeferred++;
 	}
 	S.inflight = prev;
+	/* Writes that waited inside this write's victim window: now. */
+	if (!in_batch && !in_victim && ndeferred)
+		run_deferred();
 }
 
 /* The writes that waited for the batch, in order. */
@@ -462,7 +538,9 @@ static void run_deferred(void)
 
 	for (i = 0; i < ndeferred; i++) {
 		S.inflight = deferred[i].id;
-		write_loop(deferred[i].id, deferred[i].sector, deferred[i].nr);
+		if (!write_loop(deferred[i].id, deferred[i].sector,
+				deferred[i].nr, NULL))
+			violation("a write that waited was deferred again");
 		ack_write(deferred[i].id);
 		S.inflight = 0;
 	}
@@ -548,6 +626,7 @@ static void exec_wb(const struct op *op)
 
 	wb_batch.inj = op->ninj ? op : NULL;
 	wb_batch.inj_done = false;
+	wb_batch.chunk = UINT64_MAX;
 	in_batch = true;
 	if (op->sweep) {
 		u64 before = S.cursor;
@@ -569,6 +648,7 @@ static void exec_wb(const struct op *op)
 	in_batch = false;
 	wb_batch.inj = NULL;
 	wb_batch.nst = wb_batch.used = 0;
+	wb_unmark(BUSY_BATCH);
 	if (S.fail_done && S.fail == FAIL_STAGE_POISON) {
 		/* that chunk skipped and left dirty; the rest as usual */
 		S.fig3[F_ERRORS]++;
@@ -603,6 +683,32 @@ static void exec_wb(const struct op *op)
 	}
 	run_deferred();
 	S.fig3[F_WB_KEPT_DIRTY] += fr_count_dirty(&S.c);
+}
+
+/*
+ * The worker's batch of every dirty chunk, run inside a victim's window
+ * (INJ_VICTIM): it must skip the victim's slot.
+ */
+static void nested_batch(void)
+{
+	int r;
+
+	if (in_batch) {
+		violation("a batch inside a batch");
+		return;
+	}
+	wb_batch.inj = NULL;
+	wb_batch.chunk = UINT64_MAX;
+	in_batch = true;
+	r = fr_writeback(&S.c, &S.cursor, (u32)S.c.geo.nr_chunks, wb_snaps,
+			 &wb_ops, &wb_batch);
+	in_batch = false;
+	wb_batch.nst = wb_batch.used = 0;
+	wb_unmark(BUSY_BATCH);
+	if (r < 0)
+		violation("a batch inside a victim's window failed: %d", r);
+	else
+		S.fig3[F_WB_CLEANED] += (u64)r;
 }
 
 static void exec_recover(void)
@@ -671,6 +777,16 @@ static void describe_op(const struct op *op, char *b, size_t len)
 	switch (op->type) {
 	case OP_WRITE:
 		o = snprintf(b, len, "write %llu+%u", (unsigned long long)op->sector, op->nr);
+		if (op->ninj)
+			o += snprintf(b + o, len - o, " {victim staged:");
+		for (i = 0; i < op->ninj && o < len; i++)
+			o += op->inj[i].nr ?
+			     snprintf(b + o, len - o, " write %llu+%u",
+				      (unsigned long long)op->inj[i].sector,
+				      op->inj[i].nr) :
+			     snprintf(b + o, len - o, " batch");
+		if (op->ninj && o < len)
+			o += snprintf(b + o, len - o, "}");
 		break;
 	case OP_FILL:
 		o = snprintf(b, len, "fill key %llu", (unsigned long long)op->key);
@@ -788,7 +904,8 @@ static void exec_op(const struct op *op)
 {
 	switch (op->type) {
 	case OP_WRITE:
-		exec_write(op->sector, op->nr);
+		exec_write(op->sector, op->nr,
+			   op->ninj && op->inj_at == INJ_VICTIM ? op : NULL);
 		break;
 	case OP_FILL:
 		exec_fill(op->key);
@@ -846,9 +963,12 @@ void run_op(const struct op *op)
 	memset(S.locked, 0, S.c.geo.nr_slots);
 	S.exclusive = false;
 	wb_batch.nst = wb_batch.used = 0;
-	wb_clean.nst = wb_clean.used = 0;
+	wb_victim.nst = wb_victim.used = 0;
 	wb_batch.inj = NULL;
+	wb_victim.inj = NULL;
 	in_batch = false;
+	in_victim = false;
+	memset(busy, 0, S.c.geo.nr_slots);	/* DRAM: gone with the crash */
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");
 	opkeys_reset();
@@ -890,9 +1010,9 @@ void world_free(void)
 	free(S.locked);
 	free(S.tags_ref);
 	free(wb_batch.buf);
-	free(wb_clean.buf);
+	free(wb_victim.buf);
 	free(wb_snaps);
-	free(wb_clean_snaps);
+	free(busy);
 	free(payload_buf);
 	S.cfg = NULL;
 }
@@ -980,10 +1100,12 @@ void world_setup(const struct cfg *cfg)
 	S.tags_ref = xmalloc(S.tags_bytes);
 	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
 	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
-	wb_clean.cap_sectors = wb_batch.cap_sectors;
-	wb_clean.buf = xmalloc((size_t)wb_clean.cap_sectors * SECT);
+	wb_victim.cap_sectors = S.c.geo.chunk_sectors;
+	wb_victim.buf = xmalloc((size_t)wb_victim.cap_sectors * SECT);
 	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
-	wb_clean_snaps = xcalloc(CLEAN_BATCH, sizeof(*wb_clean_snaps));
+	busy = xcalloc(S.c.geo.nr_slots, 1);
+	in_batch = in_victim = false;
+	ndeferred = 0;
 	payload_buf = xmalloc((size_t)S.c.geo.chunk_sectors * SECT *
 			      (S.c.geo.region_chunks + 1));
 	S.cursor = 0;

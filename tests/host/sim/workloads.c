@@ -167,6 +167,19 @@ void build_workload(struct workload *w)
 	o.inj[2].sector = L * cs;
 	o.inj[2].nr = (u32)cs;
 	A(o);
+	/*
+	 * A write whose dirty victim is written back alone, with a batch, a
+	 * rewrite of the slot's key K and another batch in the victim's
+	 * window: the batches must skip the victim's slot, or the second
+	 * writes the rewritten copy to the origin before the victim's older
+	 * data lands over it.
+	 */
+	o = mk_write(M * cs + cs - 1, 1);
+	o.inj_at = INJ_VICTIM;
+	o.ninj = 3;
+	o.inj[1].sector = K * cs;
+	o.inj[1].nr = (u32)cs;
+	A(o);
 	if (R >= 2 && g->origin_chunks > R) {
 		o = (struct op){ .type = OP_XREGION, .sector = (R - 1) * cs + 4,
 				 .nr = (u32)cs };

@@ -355,11 +355,16 @@ static void nolock(void *ctx, fr_slot_t s) { (void)ctx; (void)s; }
 /* Origin sector whose PM data t_stage reports unreadable (none: ~0). */
 static u64 poisoned_sector = ~0ULL;
 
+/* Origin sector whose slot t_stage reports in flight elsewhere (none: ~0). */
+static u64 busy_sector = ~0ULL;
+
 static int t_stage(void *ctx, u64 sector, const void *src, u32 nr)
 {
 	(void)ctx;
 	if (poisoned_sector >= sector && poisoned_sector < sector + nr)
 		return -EHWPOISON;
+	if (busy_sector >= sector && busy_sector < sector + nr)
+		return -EBUSY;
 	memcpy(stage_buf + stage_used * 512, src, nr * 512);
 	staged[nstaged].sector = sector;
 	staged[nstaged].nr = nr;
@@ -461,6 +466,62 @@ TEST(writeback_skips_unreadable_chunk)
 	CHECK_EQ(fr_count_dirty(&im.c), 0);
 	CHECK_EQ(origin_mem[7 * 512 + 511], 0x5a);
 	/* Leave the fake origin as the other tests expect it. */
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
+/*
+ * A write's victim written back alone (fr_writeback_chunk): only that chunk,
+ * with one submit and one flush; 0 for a clean one; and a chunk whose slot
+ * another writer has in flight (the stage op's -EBUSY) is left dirty, with
+ * nothing written, by it and by a batch, which goes on with the rest.
+ */
+TEST(writeback_chunk_alone_and_busy)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct fr_hit hit;
+	struct img im;
+	u8 a = 0x11, b = 0x22;
+	u64 cursor = 0;
+	u32 f;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	memset(origin_mem, 0, sizeof(origin_mem));
+	nstaged = stage_used = 0;
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 8, 8, fill_byte, &b, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	REQUIRE(fr_lookup(&im.c, to_ochunk(1), &hit));
+
+	/* Busy: refused, nothing staged or written, still dirty. */
+	busy_sector = 8;
+	f = flushes;
+	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL),
+		 -EBUSY);
+	CHECK_EQ(flushes, f);
+	CHECK_EQ(nstaged, 0);
+	CHECK(fr_chunk_dirty(&im.c, hit.pchunk));
+	/* A batch skips it and cleans the other. */
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 1);
+	CHECK_EQ(origin_mem[0], 0x11);
+	CHECK_EQ(origin_mem[8 * 512], 0);
+	busy_sector = ~0ULL;
+
+	/* Alone: that chunk only, one flush, then clean. */
+	f = flushes;
+	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(flushes, f + 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
+	CHECK_EQ(origin_mem[15 * 512 + 511], 0x22);
+	/* Clean already: nothing to do. */
+	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL), 0);
+	CHECK_EQ(flushes, f + 1);
+	/* Out of range: refused. */
+	CHECK_EQ(fr_writeback_chunk(&im.c, to_pchunk(im.c.geo.nr_chunks),
+				    snaps, &t_ops, NULL), -EINVAL);
 	memset(origin_mem, 0, sizeof(origin_mem));
 	flushes = 0;
 	img_free(&im);
