@@ -247,10 +247,12 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 }
 
 /*
- * A write whose slot must displace dirty data: write the victim back alone
- * (one origin write and one flush, beside the worker's batch; or, if that
- * batch has the victim's slot in flight, wait for it), then try again. No
- * slot lock is held across it: fr_writeback_victim takes the victim's.
+ * A write whose slot must displace dirty data: a write of one chunk writes
+ * the victim back alone (one origin write and one flush, beside the
+ * worker's batch; or, if that batch has the victim's slot in flight, waits
+ * for it), a write of several a batch from the victim (one flush for the
+ * victims of all its chunks); then it tries again. No slot lock is held
+ * across either: they take the slots' locks themselves.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write
  * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
@@ -282,7 +284,8 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
-		r = fr_writeback_victim(fr, res.victim);
+		r = first == last ? fr_writeback_victim(fr, res.victim) :
+				    fr_writeback_from(fr, res.victim);
 		if (r == -EHWPOISON)
 			break;	/* its data is unreadable: it cannot make room */
 		if (r < 0) {

@@ -482,6 +482,36 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 	return 0;
 }
 
+/*
+ * For a write of several chunks that must displace the dirty chunk victim:
+ * the victims of its other chunks lie in the slots after it (a region's
+ * chunks are placed in consecutive slots), so one batch from the victim on
+ * writes them all back with one origin flush, where one victim write each
+ * would cost a flush each (a 128 KiB write meets up to 32). The batch runs
+ * after the worker's batch in flight, and not at all if that one cleaned
+ * the victim. A victim it did not clean (in flight in a victim write,
+ * unreadable, or past the batch's end) is left to fr_writeback_victim.
+ */
+int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
+{
+	u64 cursor = from_pchunk(victim);
+	u32 unreadable;
+	bool dirty;
+	int r;
+
+	mutex_lock(&fr->wb_lock);
+	dirty = fr_chunk_dirty(&fr->cache, victim);
+	mutex_unlock(&fr->wb_lock);
+	if (!dirty)
+		return 0;
+	r = wb_batch(fr, &cursor, false, &unreadable);
+	if (r < 0)
+		return r;
+	if (!fr_chunk_dirty(&fr->cache, victim))
+		return 0;
+	return fr_writeback_victim(fr, victim);
+}
+
 static unsigned int dirty_percent(struct dm_fr *fr)
 {
 	return div64_u64(fr_count_dirty(&fr->cache) * 100,

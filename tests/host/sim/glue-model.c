@@ -38,6 +38,7 @@ struct wbctx {
 };
 
 /* The worker's batch, and a write's victim written back alone. */
+#define CLEAN_BATCH	4	/* a multi-chunk write's batch from its victim */
 static struct wbctx wb_batch, wb_victim;
 static struct fr_wb_snap *wb_snaps;
 
@@ -410,6 +411,29 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
 	return r;
 }
 
+/*
+ * As the kernel does for a write of several chunks (fr_writeback_from): a
+ * batch from the victim, after any batch in flight (so: none inside one),
+ * then the victim alone if the batch left it dirty.
+ */
+static int victim_batch(fr_pchunk_t victim, const struct op *vinj)
+{
+	u64 cursor = from_pchunk(victim);
+	int r;
+
+	wb_batch.inj = NULL;
+	wb_batch.chunk = UINT64_MAX;
+	in_batch = true;
+	r = fr_writeback(&S.c, &cursor, CLEAN_BATCH, wb_snaps, &wb_ops,
+			 &wb_batch);
+	in_batch = false;
+	wb_batch.nst = wb_batch.used = 0;
+	wb_unmark(BUSY_BATCH);
+	if (r < 0 || !test_bit(from_pchunk(victim), S.c.dirty_bits))
+		return r < 0 ? r : 0;
+	return victim_writeback(victim, vinj);
+}
+
 /* Returns false if the write was deferred. */
 static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 {
@@ -434,7 +458,14 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 				  (unsigned long long)from_pchunk(res.victim));
 		if (in_victim)
 			return false;
-		r = victim_writeback(res.victim, vinj);
+		if ((sector >> S.c.geo.chunk_shift) !=
+		    ((sector + nr - 1) >> S.c.geo.chunk_shift)) {
+			if (in_batch)
+				return false;	/* waits for the batch */
+			r = victim_batch(res.victim, vinj);
+		} else {
+			r = victim_writeback(res.victim, vinj);
+		}
 		vinj = NULL;
 		if (r == -EBUSY) {
 			if (!in_batch)
