@@ -218,9 +218,9 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 /*
  * A write of one origin chunk whose slot PM cannot hold (bad PM): to the
  * origin (FUA, so durable when acknowledged), under wb_victims and wb_lock
- * and inside fr_bypass_begin/end as a cleaner write-through. Once the origin holds every
- * sector of the chunk, a copy still on PM (on a bad chunk, unreadable) is
- * out of date and dropped.
+ * and inside fr_bypass_begin/end as a cleaner write-through. Once the
+ * origin holds every sector of the chunk, a copy still on PM (on a bad
+ * chunk, unreadable) is out of date and dropped.
  */
 static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 {
