@@ -12,7 +12,8 @@
  *   fr-pmdev.c      the PM device: claim, DAX access, bad pages, clearing
  *   fr-load.c       origin identity, format/recovery
  *   fr-badpm.c      what the cache makes of bad PM: retire, clear, forget
- *   fr-writeback.c  the writeback worker and the flush message
+ *   fr-writeback.c  the writeback worker, victim writes, the flush message
+ *   fr-stage.c      a writeback's stage: PM to origin, per-slot marks
  *
  * The protocol itself lives in fr-core.c.
  */
@@ -57,7 +58,7 @@
  *                    writes of a chunk whose slot bad PM cannot hold. It
  *                    also guards wb_stage, wb_snaps and the bypass sequence.
  *                    A batch and victim writes run side by side; the wb_busy
- *                    marks keep them off each other's slots (fr-writeback.c)
+ *                    marks keep them off each other's slots (fr-stage.c)
  *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
  *                    header says how several are held at once): several
  *                    only by fr_lock_range and fr_lock_slot_span, in
@@ -200,9 +201,10 @@ struct dm_fr {
 	unsigned long *wb_busy;		/* per slot: origin write in flight */
 	wait_queue_head_t wb_busy_wait;	/* a wb_busy bit cleared */
 	struct fr_victims *wb_victim_stages;	/* fr-writeback.c */
-	struct fr_stage *wb_stage;	/* fr-writeback.c */
+	struct fr_stage *wb_stage;	/* fr-stage.c */
 	struct fr_wb_snap *wb_snaps;
 	u64 wb_cursor;
+	u64 wb_both_cursor;	/* the both-dirty batches' own */
 	atomic_t wb_asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
 	unsigned int wb_backoff_ms;
 	/* Deferral (writeback_work): what the last tick saw, and when. */

@@ -729,16 +729,48 @@ static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
 }
 
+/* Which dirty chunks a batch takes, and whether it wraps. */
+enum wb_scan {
+	WB_WRAP,		/* every dirty chunk; on from 0 at the end */
+	WB_SWEEP,		/* every dirty chunk; stops at the end */
+	WB_BOTH_DIRTY,		/* those of slots with both dirty; wraps */
+};
+
 /*
- * One batch from *cursor on. With wrap, a batch that reaches the end goes
- * on from chunk 0 up to where it began, and *cursor ends below nr_chunks;
- * without, it stops there and *cursor is nr_chunks.
+ * The first chunk from pos on whose slot has both chunks dirty. A slot's
+ * chunks are two adjacent bits of one word (BITS_PER_LONG is even), so a
+ * word's both-dirty slots are w & (w >> 1) on its even bits.
+ */
+static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
+{
+	const unsigned long even = ~0UL / 3;	/* 0x5555... */
+	u64 nr = c->geo.nr_chunks;
+
+	while (pos < nr) {
+		u64 base = pos & ~(u64)(BITS_PER_LONG - 1);
+		unsigned long w, both;
+
+		w = READ_ONCE(c->dirty_bits[base / BITS_PER_LONG]);
+		both = w & (w >> 1) & even;
+		both = (both | both << 1) & (~0UL << (pos - base));
+		if (both)
+			return min_t(u64, nr, base + __ffs(both));
+		pos = base + BITS_PER_LONG;
+	}
+	return nr;
+}
+
+/*
+ * One batch from *cursor on. A batch that wraps goes on from chunk 0 up to
+ * where it began when it reaches the end, and *cursor ends below nr_chunks;
+ * a sweep stops there and *cursor is nr_chunks.
  */
 static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
-			   bool wrap, struct fr_wb_snap *snaps,
+			   enum wb_scan scan, struct fr_wb_snap *snaps,
 			   const struct fr_wb_ops *ops, void *ctx)
 {
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
+	bool wrap = scan != WB_SWEEP;
 	u64 pos = start;
 	bool wrapped = false;
 	u32 n = 0;
@@ -752,7 +784,8 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 		enum stage_result res;
 		fr_slot_t slot;
 
-		pos = find_next_bit(c->dirty_bits, nr, pos);
+		pos = scan == WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
+		      find_next_bit(c->dirty_bits, nr, pos);
 		if (pos >= nr) {
 			if (wrapped || !start || !wrap)
 				break;
@@ -815,14 +848,21 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx)
 {
-	return writeback_batch(c, cursor, max, true, snaps, ops, ctx);
+	return writeback_batch(c, cursor, max, WB_WRAP, snaps, ops, ctx);
 }
 
 int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
 		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		       void *ctx)
 {
-	return writeback_batch(c, cursor, max, false, snaps, ops, ctx);
+	return writeback_batch(c, cursor, max, WB_SWEEP, snaps, ops, ctx);
+}
+
+int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
+			    struct fr_wb_snap *snaps,
+			    const struct fr_wb_ops *ops, void *ctx)
+{
+	return writeback_batch(c, cursor, max, WB_BOTH_DIRTY, snaps, ops, ctx);
 }
 
 u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)

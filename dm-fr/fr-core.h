@@ -482,6 +482,16 @@ int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
 		       void *ctx);
 
 /*
+ * The same batch, taking only chunks of slots whose two chunks are both
+ * dirty: the next write placed in such a slot must wait for a writeback
+ * (FR_NEED_CLEAN), so under pressure they go first. It wraps like
+ * fr_writeback(); 0 when no such chunk could be staged.
+ */
+int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
+			    struct fr_wb_snap *snaps,
+			    const struct fr_wb_ops *ops, void *ctx);
+
+/*
  * Declare what the known bad PM held lost, for nr slots from first (locks:
  * those slots): dirty copies on bad chunks are dropped (their tags cleared)
  * and lost slots are forgotten, so the origin is authoritative for their

@@ -97,6 +97,12 @@ u32 crc32c(u32 crc, const void *address, unsigned int length);
 #define BIT_MASK(nr) (1UL << ((nr) % BITS_PER_LONG))
 #define BITS_TO_LONGS(nr) (((nr) + BITS_PER_LONG - 1) / BITS_PER_LONG)
 
+/* The index of the lowest set bit; w must not be 0. */
+static inline unsigned long __ffs(unsigned long w)
+{
+	return (unsigned long)__builtin_ctzl(w);
+}
+
 /* Atomic like the kernel's, so the simulator may run threads too. */
 static inline void set_bit(unsigned long nr, unsigned long *addr)
 {

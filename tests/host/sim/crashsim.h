@@ -67,6 +67,7 @@ struct op {
 	u32 nr;
 	u32 max;		/* OP_WB */
 	u8 sweep;		/* OP_WB: a flush's batch, fr_writeback_sweep() */
+	u8 both_dirty;		/* OP_WB: fr_writeback_both_dirty() */
 	u64 key;		/* OP_FILL */
 	u64 crash_sel;		/* OP_CRASH: which crash point, which state */
 	struct { u64 sector; u32 nr; } inj[MAX_INJ];

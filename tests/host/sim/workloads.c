@@ -107,6 +107,11 @@ void build_workload(struct workload *w)
 	A(o);
 	o.max = 1;
 	A(o);
+	/* The worker's first batches under pressure: both-dirty slots only. */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .both_dirty = 1 };
+	A(o);
+	o = (struct op){ .type = OP_WB, .max = 1 };
 	/*
 	 * A flush's batch (fr_writeback_sweep): no wrap, so from a cursor
 	 * past a dirty chunk it must leave that one alone; and one with a
@@ -310,8 +315,9 @@ struct op random_op(u64 *rng)
 		o.type = OP_WB;
 		o.max = (u32)(gen_rand(rng) & 1 ? g->nr_chunks :
 			      1 + gen_rand(rng) % 3);
-		/* No rng draw of its own: the seeds' op streams stay. */
+		/* No rng draw of their own: the seeds' op streams stay. */
 		o.sweep = o.max == 2;
+		o.both_dirty = o.max == 3;
 		if (gen_rand(rng) % 3 == 0) {
 			u32 i;
 

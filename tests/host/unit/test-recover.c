@@ -580,6 +580,140 @@ TEST(writeback_sweep_does_not_wrap)
 	img_free(&im);
 }
 
+/*
+ * fr_writeback_both_dirty takes only the chunks of slots whose two chunks
+ * are dirty: keys 0 and 3 share slot 0, keys 1 and 4 have a slot each.
+ */
+TEST(writeback_both_dirty_first)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct img im;
+	u8 a = 0x11, b = 0x22, c = 0x33, d = 0x44;
+	u64 cursor;
+	u32 f;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(0))) == 0 &&
+		from_slot(fr_slot_of(&im.c.geo, to_ochunk(3))) == 0);
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 8, 8, fill_byte, &b, &res));
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &c, &res));
+	REQUIRE(!fr_write(&im.c, 32, 8, fill_byte, &d, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 4);
+
+	/* From slot 1 on: it wraps to slot 0, and writes back that slot only. */
+	cursor = 2;
+	f = flushes;
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &t_ops, NULL),
+		 2);
+	CHECK_EQ(flushes, f + 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	CHECK_EQ(origin_mem[0], 0x11);
+	CHECK_EQ(origin_mem[24 * 512 + 511], 0x33);
+	CHECK_EQ(origin_mem[8 * 512], 0);
+	CHECK_EQ(origin_mem[32 * 512], 0);
+	/* No slot has both dirty now: nothing staged, no flush. */
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &t_ops, NULL),
+		 0);
+	CHECK_EQ(flushes, f + 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
+static u64 counted[8];
+static u32 nr_counted;
+
+static int count_stage(void *ctx, u64 sector, const void *src, u32 nr)
+{
+	(void)ctx;
+	(void)src;
+	(void)nr;
+	if (nr_counted < 8)
+		counted[nr_counted] = sector;
+	nr_counted++;
+	return 0;
+}
+
+static int count_submit(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+static const struct fr_wb_ops count_ops = {
+	nolock, nolock, count_stage, count_submit, t_flush, NULL,
+};
+
+/* Two keys placed in slot s, from key 0 on: false if there are not two. */
+static bool keys_in_slot(const struct fr_geometry *g, u64 s, u64 keys[2])
+{
+	u64 k;
+	int n = 0;
+
+	for (k = 0; k < g->origin_chunks && n < 2; k++)
+		if (from_slot(fr_slot_of(g, to_ochunk(k))) == s)
+			keys[n++] = k;
+	return n == 2;
+}
+
+/*
+ * The same across bitmap words: a both-dirty slot at the top of a word and
+ * one inside another, a cursor on a slot's second chunk, and a slot with one
+ * dirty chunk between them that must be left alone.
+ */
+TEST(writeback_both_dirty_word_edges)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	u64 lo[2], hi[2], one[2], cursor, want[4];
+	struct img im;
+	u8 v = 0x5a;
+	u32 i, j;
+
+	REQUIRE(!img_format(&im, 256, 2, 0, 1024 * 8));
+	/* Slot 33: chunks 66, 67 (word 1); slot 95: 190, 191 (top of word 2). */
+	REQUIRE(keys_in_slot(&im.c.geo, 33, lo));
+	REQUIRE(keys_in_slot(&im.c.geo, 95, hi));
+	REQUIRE(keys_in_slot(&im.c.geo, 40, one));
+	for (i = 0; i < 2; i++) {
+		REQUIRE(!fr_write(&im.c, lo[i] * 8, 8, fill_byte, &v, &res));
+		REQUIRE(!fr_write(&im.c, hi[i] * 8, 8, fill_byte, &v, &res));
+	}
+	REQUIRE(!fr_write(&im.c, one[0] * 8, 8, fill_byte, &v, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 5);
+
+	/* From chunk 67: 67, 190, 191, then (wrapped) 66. */
+	cursor = 67;
+	nr_counted = 0;
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &count_ops,
+					 NULL), 4);
+	CHECK_EQ(nr_counted, 4);
+	CHECK_EQ(fr_count_dirty(&im.c), 1);
+	want[0] = lo[0] * 8;
+	want[1] = lo[1] * 8;
+	want[2] = hi[0] * 8;
+	want[3] = hi[1] * 8;
+	for (i = 0; i < 4; i++) {
+		bool seen = false;
+
+		for (j = 0; j < 4 && j < nr_counted; j++)
+			seen |= counted[j] == want[i];
+		CHECK(seen);
+	}
+	nr_counted = 0;
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &count_ops,
+					 NULL), 0);
+	CHECK_EQ(nr_counted, 0);
+	/* The lone dirty chunk is the ordinary batch's. */
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &count_ops, NULL), 1);
+	CHECK_EQ(counted[0], one[0] * 8);
+	flushes = 0;
+	img_free(&im);
+}
+
 TEST(write_need_clean_writeback_and_fill)
 {
 	struct img im;
