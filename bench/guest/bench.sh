@@ -13,7 +13,8 @@
 #   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
 #   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; fr-kN,
 #   prefetch_kib N, also for read-mostly and the cold stream through
-#   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS)
+#   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS; fr-jN, writeback_jobs N, also
+#   for the overflow runs through BENCH_OVERFLOW_CONFIGS)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
@@ -181,7 +182,7 @@ mkcfg() {
 		DEV=$(dmdev bdml)
 		apply_udev_hints "$DEV"
 		;;
-	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*)
+	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*)
 		local opts=(fresh "$@")
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
@@ -189,6 +190,7 @@ mkcfg() {
 		fr-p*) opts+=(writeback_period "${cfg#fr-p}") ;;
 		fr-d*) opts+=(writeback_defer "${cfg#fr-d}") ;;
 		fr-k*) opts+=(prefetch_kib "${cfg#fr-k}") ;;
+		fr-j*) opts+=(writeback_jobs "${cfg#fr-j}") ;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
@@ -335,7 +337,7 @@ blk_run() {
 	BENCH_DEV=$DEV
 	if [ "$wl" = randread ]; then
 		fio_ok "$id-prep" "$job" prep || { verify=FAIL why="prep"; }
-		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*|fr-k*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
+		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
 		lap prep
 	fi
 	s0=$(status)
@@ -385,8 +387,8 @@ BLOCK_SPECS=(
 )
 # Larger than PM: the caches get a 64 MiB slice of the PM.
 OVERFLOW_SPECS=(
-	"overflow_seq overflow-seq fr wc"
-	"overflow_rand overflow-rand fr wc origin"
+	"overflow_seq overflow-seq ${BENCH_OVERFLOW_CONFIGS:-fr wc}"
+	"overflow_rand overflow-rand ${BENCH_OVERFLOW_CONFIGS:-fr wc origin}"
 )
 BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly seqread halfpm overflow_seq overflow_rand}
 
