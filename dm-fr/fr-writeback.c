@@ -195,17 +195,6 @@ static unsigned int dirty_percent(struct dm_fr *fr)
 			 fr->cache.geo.nr_chunks);
 }
 
-/* Forced writebacks so far (a write that found its slot with both dirty). */
-static u64 wb_forced_total(struct dm_fr *fr)
-{
-	u64 forced = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		forced += READ_ONCE(per_cpu_ptr(fr->stats, cpu)->forced_writebacks);
-	return forced;
-}
-
 /*
  * One pass: batches until nothing dirty is left, as many chunks as were
  * dirty when it began, at most one cache's worth, or (watermark mode) until
@@ -213,10 +202,11 @@ static u64 wb_forced_total(struct dm_fr *fr)
  *
  * Slots whose two chunks are both dirty go first: the next write placed in
  * one must wait for a writeback of its own, while a slot with a clean chunk
- * takes a write as it is. The pass writes them back until none is left,
- * then goes on in position order, which keeps the origin's writes in order,
- * until a write waits again (a forced writeback): both-dirty slots first
- * once more.
+ * takes a write as it is. The pass writes them back in full batches, and
+ * from its first batch that comes back short goes on in position order,
+ * which keeps the origin's writes in order. Only once per pass: under
+ * steady collisions both-dirty slots appear a few at a time, and a batch
+ * of a few chunks would cost a whole origin flush.
  *
  * wb_lock is held for each batch, from stage to flush, and by every writer
  * that goes around PM (cleaner-mode write-through, discards): an origin
@@ -232,7 +222,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 				    READ_ONCE(fr->writeback_jobs)) + 2;
 	/* Under steady writes, do not chase what was written after the start. */
 	u64 budget = fr_count_dirty(&fr->cache);
-	u64 written = 0, forced = wb_forced_total(fr), now;
+	u64 written = 0;
 	bool both_first = true;
 	u32 unreadable;
 	int r;
@@ -247,12 +237,12 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 				     &unreadable);
 			if (r < 0)
 				return r;
+			written += r;
+			both_first = r >= READ_ONCE(fr->writeback_jobs);
 			if (r) {
-				written += r;
 				cond_resched();
 				continue;
 			}
-			both_first = false;
 		}
 		r = wb_batch(fr, &fr->wb_cursor, WB_PASS, &unreadable);
 		if (r < 0)
@@ -268,9 +258,6 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 			break;
 		}
 		written += r;
-		now = wb_forced_total(fr);
-		both_first = now != forced;
-		forced = now;
 		cond_resched();
 	}
 	if (!fr_count_dirty(&fr->cache))
