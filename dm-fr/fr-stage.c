@@ -48,7 +48,7 @@ struct fr_stage {
 	u32 chunk_ext, chunk_last_sectors;
 	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
-	/* Slots this stage marked in fr->wb_busy, cleared by stage_release. */
+	/* Slots this stage marked in fr->wb_busy, cleared by fr_stage_release. */
 	u64 *marked;
 	u32 nr_marked, max_marked;
 	bool chunk_marked;	/* the chunk being staged made the last mark */
