@@ -57,8 +57,8 @@
  *                    write that bypasses PM: cleaner write-through, discards,
  *                    writes of a chunk whose slot bad PM cannot hold. It
  *                    also guards wb_stage, wb_snaps and the bypass sequence.
- *                    A batch and victim writes run side by side; the wb_busy
- *                    marks keep them off each other's slots (fr-stage.c)
+ *                    A batch and victim writes run side by side; their
+ *                    pins keep them off each other's slots (fr-stage.c)
  *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
  *                    header says how several are held at once): several
  *                    only by fr_lock_range and fr_lock_slot_span, in
@@ -84,6 +84,7 @@ struct fr_stats {
 	u64 write_hits;
 	u64 write_misses;
 	u64 forced_writebacks;
+	u64 pinned_waits;
 	u64 writeback_rounds;
 	u64 chunks_written_back;
 	u64 origin_errors;
@@ -198,8 +199,8 @@ struct dm_fr {
 	struct mutex wb_lock;		/* origin writes of cached data */
 	struct mutex flush_lock;	/* one flush message at a time */
 	struct rw_semaphore wb_victims;	/* read: a victim write */
-	unsigned long *wb_busy;		/* per slot: origin write in flight */
-	wait_queue_head_t wb_busy_wait;	/* a wb_busy bit cleared */
+	unsigned long *wb_pinned;	/* cache.pinned: origin writes of PM */
+	wait_queue_head_t wb_pin_wait;	/* a pin cleared */
 	struct fr_victims *wb_victim_stages;	/* fr-writeback.c */
 	struct fr_stage *wb_stage;	/* fr-stage.c */
 	struct fr_wb_snap *wb_snaps;
@@ -317,5 +318,6 @@ int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim);
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim);
+void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p);
 
 #endif /* DM_FR_H */

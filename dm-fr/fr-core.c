@@ -48,7 +48,38 @@ enum plan {
 	PLAN_EVICT,		/* *victim is clean: drop it to make room */
 	PLAN_NEED_CLEAN,	/* *victim is dirty: write it back first */
 	PLAN_BYPASS,		/* no chunk of the slot can be written */
+	PLAN_PINNED,		/* the chunk to write is pinned: wait */
 };
+
+/*
+ * The free chunk a write into slot s uses: the only one that is not bad, or
+ * an invalid one, not pinned if the other is free too. (Pinned and invalid: a
+ * copy a write superseded or a discard dropped while writeback reads it.)
+ */
+static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
+{
+	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1);
+
+	if (fr_chunk_bad(c, p0))
+		return p1;
+	if (fr_chunk_bad(c, p1))
+		return p0;
+	if (tag_commit(c, p0) & FR_TAG_VALID)
+		return p1;
+	if (!(tag_commit(c, p1) & FR_TAG_VALID) && fr_chunk_pinned(c, p0))
+		return p1;
+	return p0;
+}
+
+/*
+ * Whether chunk p, which a write or fill would store into, is pinned: its
+ * data is the source of an origin write in flight, which would carry
+ * whatever the store left there to the origin sectors of the key it held.
+ */
+static bool plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return fr_chunk_pinned(c, p);
+}
 
 /* Whether slot s has no PM chunk a write or a fill could use. */
 static bool slot_bypass(const struct fr_cache *c, fr_slot_t s)
@@ -75,10 +106,12 @@ static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
 	if (slot_bypass(c, s))
 		return PLAN_BYPASS;
 	cu = tag_commit(c, u);
-	if (!(cu & FR_TAG_VALID))
-		return PLAN_ROOM;
 	*victim = u;
-	return (cu & FR_TAG_DIRTY) ? PLAN_NEED_CLEAN : PLAN_EVICT;
+	if ((cu & FR_TAG_VALID) && (cu & FR_TAG_DIRTY))
+		return PLAN_NEED_CLEAN;
+	if (FR_STEP(plan_pinned, c, u))
+		return PLAN_PINNED;
+	return (cu & FR_TAG_VALID) ? PLAN_EVICT : PLAN_ROOM;
 }
 
 /*
@@ -98,8 +131,11 @@ static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
 		return plan_slot_bad(c, s, victim);
 	c0 = tag_commit(c, p0);
 	c1 = tag_commit(c, p1);
-	if (!(c0 & FR_TAG_VALID) || !(c1 & FR_TAG_VALID))
-		return PLAN_ROOM;
+	if (!(c0 & FR_TAG_VALID) || !(c1 & FR_TAG_VALID)) {
+		*victim = free_chunk(c, s);
+		return FR_STEP(plan_pinned, c, *victim) ? PLAN_PINNED :
+							   PLAN_ROOM;
+	}
 	if (commit_holds(c0, key) && commit_holds(c1, key))
 		v = (c0 & FR_TAG_NEW) ? p1 : p0;	/* superseded copy */
 	else if (commit_holds(c0, key))
@@ -115,22 +151,7 @@ static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
 	if ((cv & FR_TAG_DIRTY) && !(commit_holds(c0, key) &&
 				     commit_holds(c1, key)))
 		return PLAN_NEED_CLEAN;
-	return PLAN_EVICT;
-}
-
-/*
- * The free chunk a write into slot s uses: the first invalid one, or the
- * only one that is not bad.
- */
-static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
-{
-	fr_pchunk_t p0 = slot_chunk(s, 0);
-
-	if (fr_chunk_bad(c, p0))
-		return slot_chunk(s, 1);
-	if (fr_chunk_bad(c, slot_chunk(s, 1)))
-		return p0;
-	return (tag_commit(c, p0) & FR_TAG_VALID) ? slot_chunk(s, 1) : p0;
+	return FR_STEP(plan_pinned, c, v) ? PLAN_PINNED : PLAN_EVICT;
 }
 
 /* The chunk of slot s holding key with sequence seq (the new copy). */
@@ -245,7 +266,8 @@ static bool write_unreadable(const struct write_op *w, u64 k)
  * Plan every slot before changing anything: FR_WRITE_FAILED (-EIO) if a
  * slot's unreadable PM is in the way, FR_WRITE_BYPASS (naming the chunk) if
  * a slot can hold nothing, FR_WRITE_NEED_CLEAN (naming the victim) if a
- * dirty chunk is in the way, else FR_WRITE_DONE: it can be written.
+ * dirty chunk is in the way, FR_WRITE_PINNED (naming it) if the chunk to
+ * store into is pinned, else FR_WRITE_DONE: it can be written.
  */
 static enum fr_write_outcome write_plan(struct write_op *w)
 {
@@ -273,6 +295,10 @@ static enum fr_write_outcome write_plan(struct write_op *w)
 		if (p == PLAN_NEED_CLEAN) {
 			w->res->victim = victim;
 			return FR_WRITE_NEED_CLEAN;
+		}
+		if (p == PLAN_PINNED) {
+			w->res->victim = victim;
+			return FR_WRITE_PINNED;
 		}
 		w->evict |= p == PLAN_EVICT;
 	}
@@ -478,6 +504,7 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	switch (plan_slot(c, key, s, &victim)) {
 	case PLAN_NEED_CLEAN:
 	case PLAN_BYPASS:
+	case PLAN_PINNED:
 		return 0;	/* never write back to make room for clean data */
 	case PLAN_EVICT:
 		set_commit(c, victim, 0);
@@ -511,7 +538,7 @@ bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
 	    lookup_in_slot(c, key, s, &hit))
 		return false;
 	p = plan_slot(c, key, s, &victim);
-	return p != PLAN_NEED_CLEAN && p != PLAN_BYPASS;
+	return p == PLAN_ROOM || p == PLAN_EVICT;
 }
 
 /*
@@ -928,6 +955,7 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 	c->valid_bits = valid_bits;
 	c->dirty_bits = dirty_bits;
 	memset(&c->bad, 0, sizeof(c->bad));
+	c->pinned = NULL;
 	atomic64_set(&c->nr_valid, 0);
 	atomic64_set(&c->nr_dirty, 0);
 	atomic64_set(&c->next_seq, 0);

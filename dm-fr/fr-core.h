@@ -134,11 +134,25 @@ struct fr_cache {
 	atomic64_t next_seq;
 	/* PM known to be unreadable (none when NULL): struct fr_bad. */
 	struct fr_bad bad;
+	/*
+	 * Per PM chunk: an origin write in flight reads its data straight
+	 * from PM (writeback without a copy), so it must not change until
+	 * that write is done. Set and cleared by the caller's writeback
+	 * stage, under the slot lock; NULL when nothing is ever pinned. A
+	 * pinned chunk is never a write or fill destination (it may be
+	 * dropped: its data stays).
+	 */
+	unsigned long *pinned;
 };
 
 static inline bool fr_chunk_bad(const struct fr_cache *c, fr_pchunk_t p)
 {
 	return c->bad.chunks && test_bit(from_pchunk(p), c->bad.chunks);
+}
+
+static inline bool fr_chunk_pinned(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return c->pinned && test_bit(from_pchunk(p), c->pinned);
 }
 
 static inline bool fr_slot_tags_bad(const struct fr_cache *c, fr_slot_t s)
@@ -218,7 +232,8 @@ static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
 
 /*
  * Attach to a PM image in memory: decode and check the superblock. Sets no bad
- * ranges (c->bad is cleared): the caller sets c->bad afterwards.
+ * ranges and no pins (c->bad and c->pinned are cleared): the caller sets them
+ * afterwards.
  */
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 		    unsigned long *valid_bits, unsigned long *dirty_bits,
@@ -340,6 +355,13 @@ enum fr_write_outcome {
 	 */
 	FR_WRITE_NEED_CLEAN,
 	/*
+	 * Nothing changed: the chunk the write would store into, res->victim,
+	 * is pinned (an origin write in flight reads it: struct fr_cache).
+	 * The caller drops its slot locks, waits until it is unpinned and
+	 * calls fr_write() again: one origin write and flush at most.
+	 */
+	FR_WRITE_PINNED,
+	/*
 	 * Nothing changed: the slot of origin chunk res->bypass has no PM
 	 * chunk it can write (its tags or both its chunks are bad). The
 	 * caller writes that chunk's part of the range to the origin and
@@ -358,7 +380,7 @@ enum fr_write_outcome {
 };
 
 struct fr_write_result {
-	fr_pchunk_t victim;		/* FR_WRITE_NEED_CLEAN: clean this one */
+	fr_pchunk_t victim;		/* NEED_CLEAN: clean it; PINNED: wait */
 	u64 bypass;			/* FR_WRITE_BYPASS: this origin chunk */
 	int error;			/* FR_WRITE_FAILED: -errno */
 	u32 chunks;			/* chunks written */
@@ -392,7 +414,8 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit);
 /*
  * Install a clean copy of a whole chunk just read from the origin, if its
  * slot has room without displacing dirty data. Returns 1 if installed, 0 if
- * skipped (already cached, or no clean room), -EIO on PM read failure.
+ * skipped (already cached, or no clean room that is not pinned), -EIO on PM
+ * read failure.
  * The caller must make sure no write to key happened since the origin read.
  */
 int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,

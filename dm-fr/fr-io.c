@@ -194,10 +194,12 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 	out = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
 		       fr_bio_payload, &cur, &res);
-	fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ? FR_STRIPE_KEPT :
+	fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ||
+				 out == FR_WRITE_PINNED ? FR_STRIPE_KEPT :
 				 FR_STRIPE_CHANGED);
 	switch (out) {
 	case FR_WRITE_NEED_CLEAN:
+	case FR_WRITE_PINNED:
 		fr_queue_io(fr, io, FR_IO_WRITE);
 		return DM_MAPIO_SUBMITTED;
 	case FR_WRITE_BYPASS:
@@ -252,7 +254,9 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
  * worker's batch; or, if that batch has the victim's slot in flight, waits
  * for it), a write of several a batch from the victim (one flush for the
  * victims of all its chunks); then it tries again. No slot lock is held
- * across either: they take the slots' locks themselves.
+ * across either: they take the slots' locks themselves. A write whose
+ * chunk to store into is pinned (its old data on its way to the origin)
+ * waits for that writeback to finish, and tries again.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write
  * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
@@ -275,11 +279,17 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		fr_lock_range(fr, first, last, &ls);
 		out = fr_write(&fr->cache, bio->bi_iter.bi_sector,
 			       bio_sectors(bio), fr_bio_payload, &cur, &res);
-		fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ?
-				FR_STRIPE_KEPT : FR_STRIPE_CHANGED);
+		fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ||
+				out == FR_WRITE_PINNED ? FR_STRIPE_KEPT :
+				FR_STRIPE_CHANGED);
 		if (out == FR_WRITE_BYPASS && first == last) {
 			fr_deferred_bypass(fr, bio);
 			return;
+		}
+		if (out == FR_WRITE_PINNED) {
+			fr_stat_add(fr, pinned_waits, 1);
+			fr_writeback_wait_unpinned(fr, res.victim);
+			continue;
 		}
 		if (out != FR_WRITE_NEED_CLEAN)
 			break;

@@ -76,6 +76,9 @@ static long fr_dax_piece(struct dm_fr *fr, u64 pos, long nr,
 	dax_read_unlock(id);
 	if (r <= 0)
 		return r ? r : -ERANGE;
+	/* Writeback sends bios straight from PM pages (fr-stage.c). */
+	if (!pfn_t_has_page(*pfn))
+		return -ENOTBLK;
 	if (!pos)
 		fr->pm.pfn = pfn_t_to_pfn(*pfn);
 	if (!fr->pm.addr && !pos)
@@ -143,6 +146,10 @@ static int access_pages(struct dm_fr *fr, u64 nr_pages, char **error)
 		}
 		if (r == -EREMOTE) {
 			*error = "PM device is not one contiguous DAX range";
+			return -EOPNOTSUPP;
+		}
+		if (r == -ENOTBLK) {
+			*error = "PM device has no struct pages (use an fsdax namespace)";
 			return -EOPNOTSUPP;
 		}
 		if (r < 0) {

@@ -255,6 +255,7 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 		sum->write_hits += s->write_hits;
 		sum->write_misses += s->write_misses;
 		sum->forced_writebacks += s->forced_writebacks;
+		sum->pinned_waits += s->pinned_waits;
 		sum->writeback_rounds += s->writeback_rounds;
 		sum->chunks_written_back += s->chunks_written_back;
 		sum->origin_errors += s->origin_errors;
@@ -277,7 +278,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		fr_sum_stats(fr, &s);
-		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu",
+		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu %llu",
 		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
 		       g->chunk_sectors, g->nr_chunks,
 		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
@@ -286,7 +287,7 @@ static void fr_status(struct dm_target *ti, status_type_t type,
 		       s.chunks_written_back, s.origin_errors, s.pm_errors,
 		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0,
 		       READ_ONCE(fr->wb_unreadable), fr_badpm_retired(fr),
-		       fr_badpm_lost(fr), s.prefetched);
+		       fr_badpm_lost(fr), s.prefetched, s.pinned_waits);
 		break;
 	case STATUSTYPE_TABLE:
 		fr_table_args(fr, &args);
@@ -460,7 +461,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 8, 0},
+	.version = {1, 9, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

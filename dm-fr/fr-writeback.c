@@ -11,14 +11,15 @@
  * off exponentially.
  *
  * Each batch and each victim write runs on a stage (fr-stage.c), which
- * copies the chunks off PM, writes them to the origin and flushes it.
+ * pins the chunks, writes them to the origin straight from PM and flushes
+ * it.
  *
  * A write whose slot must displace a dirty chunk writes that victim back
  * alone (fr_writeback_victim), beside the worker's batch rather than after
- * it: one origin write and one flush. The stages' per-slot marks (wb_busy)
- * keep the two off each other's slots: a batch skips a slot a victim write
- * has marked, and a victim write waits for a batch that has marked its
- * slot. The writers that go around PM (cleaner write-through, discards,
+ * it: one origin write and one flush. The stages' pins keep the two off
+ * each other's slots: a batch skips a slot in which a victim write has
+ * pinned a chunk, and a victim write waits for a batch that has pinned
+ * one of its slot. The writers that go around PM (cleaner write-through, discards,
  * bypass) and the flush message hold wb_victims for writing, so no victim
  * write runs beside them.
  */
@@ -145,7 +146,9 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 	up_read(&fr->wb_victims);
 
 	if (r == -EBUSY) {
-		wait_event(fr->wb_busy_wait, !test_bit(slot, fr->wb_busy));
+		wait_event(fr->wb_pin_wait,
+			   !fr_chunk_pinned(&fr->cache, to_pchunk(2 * slot)) &&
+			   !fr_chunk_pinned(&fr->cache, to_pchunk(2 * slot + 1)));
 		return 0;
 	}
 	if (r == -EHWPOISON)
@@ -157,6 +160,15 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 	}
 	fr_stat_add(fr, chunks_written_back, r);
 	return 0;
+}
+
+/*
+ * For a write whose chunk to store into is pinned: until the origin write
+ * that reads it is done (one origin write and one flush at most).
+ */
+void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p)
+{
+	wait_event(fr->wb_pin_wait, !fr_chunk_pinned(&fr->cache, p));
 }
 
 /*
@@ -516,13 +528,14 @@ int fr_writeback_setup(struct dm_fr *fr)
 	mutex_init(&fr->wb_lock);
 	mutex_init(&fr->flush_lock);
 	init_rwsem(&fr->wb_victims);
-	init_waitqueue_head(&fr->wb_busy_wait);
+	init_waitqueue_head(&fr->wb_pin_wait);
 	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
 	fr->wb_stopped = true;
-	fr->wb_busy = bitmap_zalloc(fr->cache.geo.nr_slots, GFP_KERNEL);
+	fr->wb_pinned = bitmap_zalloc(fr->cache.geo.nr_chunks, GFP_KERNEL);
+	fr->cache.pinned = fr->wb_pinned;
 	fr->wb_victim_stages = victim_stages_alloc(fr);
 	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!fr->wb_busy || !fr->wb_victim_stages || !fr->wb_wq)
+	if (!fr->wb_pinned || !fr->wb_victim_stages || !fr->wb_wq)
 		return -ENOMEM;
 	return fr_writeback_set_jobs(fr, fr->writeback_jobs);
 }
@@ -538,8 +551,9 @@ void fr_writeback_teardown(struct dm_fr *fr)
 	fr->wb_snaps = NULL;
 	victim_stages_free(fr->wb_victim_stages);
 	fr->wb_victim_stages = NULL;
-	bitmap_free(fr->wb_busy);
-	fr->wb_busy = NULL;
+	fr->cache.pinned = NULL;
+	bitmap_free(fr->wb_pinned);
+	fr->wb_pinned = NULL;
 }
 
 void fr_writeback_start(struct dm_fr *fr)

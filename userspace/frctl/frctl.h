@@ -195,6 +195,9 @@ struct fr_status {
 	/* Target 1.6 and later (prefetch); has_prefetched is false for older. */
 	u64 prefetched;
 	bool has_prefetched;
+	/* Target 1.9 and later (writeback from PM); has_pinned_waits too. */
+	u64 pinned_waits;
+	bool has_pinned_waits;
 	unsigned int extra_fields;	/* appended fields this frctl ignores */
 };
 

@@ -80,6 +80,13 @@ int status_parse(const char *line, struct fr_status *st)
 					return -EINVAL;
 				st->has_prefetched = true;
 				p = q;
+				/* pinned_waits (target 1.9). */
+				if (!next_token(&q, tok, sizeof(tok))) {
+					if (parse_u64(tok, &st->pinned_waits))
+						return -EINVAL;
+					st->has_pinned_waits = true;
+					p = q;
+				}
 			}
 		}
 	}
@@ -190,6 +197,8 @@ struct json_object *status_json(const char *name, const char *uuid,
 	}
 	if (st->has_prefetched)
 		add_u64(o, "prefetched", st->prefetched);
+	if (st->has_pinned_waits)
+		add_u64(o, "pinned_waits", st->pinned_waits);
 	if (rate >= 0) {
 		add_u64(o, "writeback_bytes_per_second", (u64)rate);
 		add_pct(o, "sample_interval_seconds", interval);
@@ -233,11 +242,15 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		fprintf(f, " (%llu chunks read ahead)",
 			(unsigned long long)st->prefetched);
 	fputc('\n', f);
-	fprintf(f, "  writes:    %llu hits, %llu misses (%.1f%% hit), %llu forced writebacks\n",
+	fprintf(f, "  writes:    %llu hits, %llu misses (%.1f%% hit), %llu forced writebacks",
 		(unsigned long long)st->write_hits,
 		(unsigned long long)st->write_misses,
 		pct(st->write_hits, st->write_hits + st->write_misses),
 		(unsigned long long)st->forced_writebacks);
+	if (st->has_pinned_waits)
+		fprintf(f, ", %llu waited for a writeback in flight",
+			(unsigned long long)st->pinned_waits);
+	fputc('\n', f);
 	fprintf(f, "  writeback: %llu rounds, %llu chunks (%s)",
 		(unsigned long long)st->writeback_rounds,
 		(unsigned long long)st->chunks_written_back,

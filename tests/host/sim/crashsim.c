@@ -90,6 +90,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_DISCARD_KEEPS_CLEAN] = "DISCARD_KEEPS_CLEAN",
 	[FR_MUT_SWEEP_WRAPS] = "SWEEP_WRAPS",
 	[FR_MUT_SCAN_ONLY_PAIRS] = "SCAN_ONLY_PAIRS",
+	[FR_MUT_REUSE_PINNED] = "REUSE_PINNED",
 };
 
 static void usage(void)
@@ -112,6 +113,8 @@ static void usage(void)
 		"  --wb-race          ignore the in-flight marks: victim writes and batches\n"
 		"                     write a slot's data to the origin while the other\n"
 		"                     has it in flight (expected to fail)\n"
+		"  --copy-stage       writeback copies what it stages and pins nothing\n"
+		"                     (a caller without c->pinned: target 1.8, userspace)\n"
 		"  -v                 per-phase statistics (-vv: every op)\n");
 	exit(16);
 }
@@ -137,6 +140,7 @@ int main(int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "no-exhaustive", no_argument, NULL, 'E' },
 		{ "no-random", no_argument, NULL, 'R' },
+		{ "copy-stage", no_argument, NULL, 'C' },
 		{ "configs", required_argument, NULL, 'c' },
 		{ "deep", required_argument, NULL, 'D' },
 		{ "mutant", required_argument, NULL, 'm' },
@@ -206,6 +210,9 @@ int main(int argc, char **argv)
 		case 'W':
 			S.wb_race = true;
 			break;
+		case 'C':
+			S.copy_stage = true;
+			break;
 		case 'v':
 			S.verbose++;
 			break;
@@ -238,6 +245,12 @@ int main(int argc, char **argv)
 			clock_t tm = clock();
 
 			fr_mutation = (enum fr_mutation)m;
+			/*
+			 * Pins keep a staged chunk from being reused before its
+			 * clear, so the seq a clear compares matters only to a
+			 * stage that copies (a caller without c->pinned).
+			 */
+			S.copy_stage = m == FR_MUT_CLEAR_IGNORES_SEQ;
 			reset_counters();
 			run_exhaustive(1, 1, cfgmask, 0);
 			if (!S.violating_states)

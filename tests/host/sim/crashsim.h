@@ -135,6 +135,7 @@ struct sim {
 	u64 max_violations;
 	int print_violations;
 	bool wb_race;
+	bool copy_stage;	/* stage copies, pins nothing (glue-model.c) */
 
 	/* geometry and buffers */
 	const struct cfg *cfg;
@@ -144,6 +145,7 @@ struct sim {
 	struct simpm_undo undo;
 	struct fr_cache c;
 	unsigned long *vb, *db, *cvb, *cdb;
+	unsigned long *pinned;		/* S.c.pinned: chunks writeback reads */
 	u64 nlongs;
 	struct simorigin org;
 	u8 *locked;			/* per slot: who holds its lock */

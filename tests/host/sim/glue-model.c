@@ -26,8 +26,16 @@
 /* ---------------------------------------------------------------------- */
 /* Origin I/O for writeback: struct fr_wb_ops on the simulated origin    */
 
+/*
+ * A stage records where on PM each extent's data is, as the kernel does
+ * (fr-stage.c): the origin write reads PM when it is submitted, after the
+ * writes injected after the stage, so a chunk reused while in flight sends
+ * its new data to the old key's sectors (wb_submit checks). With
+ * --copy-stage it copies the data into buf and pins nothing, as a caller
+ * without c->pinned (target 1.8, userspace) does.
+ */
 struct wbctx {
-	struct { u64 sector; u32 nr; u32 at; } st[1024];
+	struct { u64 sector; u32 nr; const u8 *src; } st[1024];
 	u32 nst, used;
 	u8 *buf;
 	u32 cap_sectors;
@@ -46,7 +54,9 @@ static struct fr_wb_snap *wb_snaps;
  * Per slot, whose origin write of the slot's data is in flight, from its
  * first stage until its flush and clear: the kernel's wb_busy marks. A
  * batch skips a slot a victim has marked; a victim meeting a batch's mark
- * waits for the batch. --wb-race ignores them (and must fail).
+ * waits for the batch. --wb-race ignores them (and must fail). The chunk
+ * each stage reads is pinned meanwhile (S.c.pinned, as the kernel's marks
+ * pin it): the core stores into no pinned chunk.
  */
 enum { BUSY_NONE, BUSY_BATCH, BUSY_VICTIM };
 static u8 *busy;
@@ -176,6 +186,8 @@ static int wb_mark(struct wbctx *w, const u8 *src)
 	w->chunk = chunk;
 	if (!busy[slot])
 		busy[slot] = mine;
+	if (!S.copy_stage)
+		set_bit(chunk, S.c.pinned);
 	return 0;
 }
 
@@ -183,9 +195,23 @@ static void wb_unmark(u8 who)
 {
 	u64 s;
 
-	for (s = 0; s < S.c.geo.nr_slots; s++)
-		if (busy[s] == who)
-			busy[s] = BUSY_NONE;
+	for (s = 0; s < S.c.geo.nr_slots; s++) {
+		if (busy[s] != who)
+			continue;
+		busy[s] = BUSY_NONE;
+		clear_bit(2 * s, S.c.pinned);
+		clear_bit(2 * s + 1, S.c.pinned);
+	}
+}
+
+/* Between operations no origin write is in flight: nothing is pinned. */
+static void check_unpinned(void)
+{
+	u64 p = find_next_bit(S.c.pinned, S.c.geo.nr_chunks, 0);
+
+	if (p < S.c.geo.nr_chunks)
+		violation("chunk %llu still pinned with no writeback in flight",
+			  (unsigned long long)p);
 }
 
 static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
@@ -215,17 +241,20 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	}
 	if (src < S.pm_view || src + (size_t)nr * SECT > S.pm_view + S.pm_bytes ||
 	    sector + nr > S.c.geo.origin_sectors || w->nst == ARRAY_LEN(w->st) ||
-	    w->used + nr > w->cap_sectors) {
+	    (S.copy_stage && w->used + nr > w->cap_sectors)) {
 		violation("bad stage: sector %llu + %u", (unsigned long long)sector, nr);
 		return -EINVAL;
 	}
-	memcpy(w->buf + (size_t)w->used * SECT, src, (size_t)nr * SECT);
+	if (S.copy_stage) {
+		memcpy(w->buf + (size_t)w->used * SECT, src, (size_t)nr * SECT);
+		src = w->buf + (size_t)w->used * SECT;
+		w->used += nr;
+	}
 	w->staged_in_lock = true;
 	w->st[w->nst].sector = sector;
 	w->st[w->nst].nr = nr;
-	w->st[w->nst].at = w->used;
+	w->st[w->nst].src = src;
 	w->nst++;
-	w->used += nr;
 	mark_range(sector, nr);
 	return 0;
 }
@@ -269,6 +298,24 @@ static void check_overlap(const struct wbctx *w)
 			}
 }
 
+/*
+ * What writeback sends to origin sector lba must be a version of lba: data
+ * some write of lba left there (or the image's). A chunk reused while its
+ * origin write was in flight sends another key's data (REUSE_PINNED).
+ */
+static void check_origin_write(u64 sector, const u8 *src, u32 nr)
+{
+	u32 i;
+
+	for (i = 0; i < nr; i++) {
+		if (sector_op(src + (size_t)i * SECT, sector + i))
+			continue;
+		violation("writeback sends to origin sector %llu data that is no version of it (its chunk reused while the write was in flight?)",
+			  (unsigned long long)(sector + i));
+		return;
+	}
+}
+
 static int wb_submit(void *vctx)
 {
 	struct wbctx *w = vctx;
@@ -282,9 +329,10 @@ static int wb_submit(void *vctx)
 		w->used = 0;
 		return -EIO;
 	}
-	for (i = 0; i < w->nst; i++)
-		so_write(&S.org, w->st[i].sector, w->buf + (size_t)w->st[i].at * SECT,
-			 w->st[i].nr);
+	for (i = 0; i < w->nst; i++) {
+		check_origin_write(w->st[i].sector, w->st[i].src, w->st[i].nr);
+		so_write(&S.org, w->st[i].sector, w->st[i].src, w->st[i].nr);
+	}
 	w->nst = 0;
 	w->used = 0;
 	run_injected(w, INJ_SUBMITTED);
@@ -450,6 +498,17 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 		lock_range(sector, nr);
 		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
 		unlock_range(sector, nr);
+		if (out == FR_WRITE_PINNED) {
+			/* As the kernel's writer: wait for the write in flight. */
+			if (!test_bit(from_pchunk(res.victim), S.c.pinned))
+				violation("FR_WRITE_PINNED names chunk %llu, which is not pinned",
+					  (unsigned long long)from_pchunk(res.victim));
+			else if (in_batch || in_victim)
+				return false;
+			else
+				violation("FR_WRITE_PINNED with no writeback in flight");
+			break;
+		}
 		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		S.fig3[F_NEED_CLEAN]++;
@@ -540,7 +599,7 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 			/* Not acknowledged: it must read as never written. */
 			S.ops[id].status = ST_LOST;
 			S.fig3[F_ERRORS]++;
-		} else if (out == FR_WRITE_NEED_CLEAN) {
+		} else if (out == FR_WRITE_NEED_CLEAN || out == FR_WRITE_PINNED) {
 			S.ops[id].status = ST_LOST;	/* not attempted */
 		} else {
 			violation("fr_write with an unreadable cached copy: outcome %d, error %d, not failed with -EIO",
@@ -769,6 +828,7 @@ static void exec_recover(void)
 	memset(S.db, 0, S.nlongs * sizeof(long));
 	S.exclusive = true;
 	r = fr_cache_attach(&S.c, S.pm_view, S.pm_bytes, S.vb, S.db, &why);
+	S.c.pinned = S.pinned;
 	if (!r)
 		r = fr_recover(&S.c, FR_RECOVER_APPLY, S.groups,
 			       ARRAY_LEN(S.groups), &rep, &why);
@@ -920,6 +980,7 @@ static void end_of_op(const char *what)
 	bool was = S.state_bad;
 
 	S.state_bad = false;
+	check_unpinned();
 	/*
 	 * (An operation that failed owes no durability; stores left unfenced
 	 * by a failed one stay pending until some later fence.)
@@ -1004,6 +1065,7 @@ void run_op(const struct op *op)
 	in_batch = false;
 	in_victim = false;
 	memset(busy, 0, S.c.geo.nr_slots);	/* DRAM: gone with the crash */
+	memset(S.pinned, 0, S.nlongs * sizeof(long));
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");
 	opkeys_reset();
@@ -1048,6 +1110,7 @@ void world_free(void)
 	free(wb_victim.buf);
 	free(wb_snaps);
 	free(busy);
+	free(S.pinned);
 	free(payload_buf);
 	S.cfg = NULL;
 }
@@ -1133,6 +1196,8 @@ void world_setup(const struct cfg *cfg)
 	S.locked = xcalloc(S.c.geo.nr_slots, 1);
 	S.tags_bytes = S.c.geo.nr_chunks * sizeof(struct fr_tag_disk);
 	S.tags_ref = xmalloc(S.tags_bytes);
+	S.pinned = xcalloc(S.nlongs, sizeof(long));
+	S.c.pinned = S.pinned;
 	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
 	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
 	wb_victim.cap_sectors = S.c.geo.chunk_sectors;

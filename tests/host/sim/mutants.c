@@ -25,6 +25,7 @@ static void mut_write_drop_old(struct write_op *w);
 static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
 static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 			     fr_pchunk_t p, u64 commit);
+static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 			      u64 commit, u64 sector, u64 end);
 /* An int: enum stage_result is fr-core.c's, defined below. */
@@ -261,6 +262,16 @@ static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 			     fr_pchunk_t p, u64 commit)
 {
 	return !MUT(STAGE_BOTH_COPIES) && staged_buddy(snaps, n, p, commit);
+}
+
+/*
+ * REUSE_PINNED: a write or fill stores into a chunk whose data an origin
+ * write in flight reads (writeback from PM without a copy): that write
+ * carries the new data to the sectors of the key the chunk held.
+ */
+static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
+{
+	return !MUT(REUSE_PINNED) && plan_pinned(c, p);
 }
 
 /*

@@ -27,6 +27,7 @@ enum fr_mutation {
 	FR_MUT_DISCARD_KEEPS_CLEAN,	/* a clean copy a discard covers in part stays */
 	FR_MUT_SWEEP_WRAPS,		/* a flush's batch wraps round to chunk 0 */
 	FR_MUT_SCAN_ONLY_PAIRS,		/* recovery's scan-only path misses two copies of a key */
+	FR_MUT_REUSE_PINNED,		/* a write stores into a chunk in flight */
 	FR_MUT_COUNT
 };
 

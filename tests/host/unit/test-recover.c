@@ -777,6 +777,56 @@ TEST(write_need_clean_writeback_and_fill)
 }
 
 /*
+ * A pinned chunk (an origin write in flight reads it) is never stored into:
+ * a write that would store there answers FR_WRITE_PINNED and changes
+ * nothing, a fill skips, and of two free chunks the unpinned one is used.
+ */
+TEST(write_and_fill_skip_pinned_chunks)
+{
+	unsigned long pinned[1] = { 0 };
+	struct fr_write_result res;
+	struct fr_hit hit;
+	struct img im;
+	u8 a = 0xaa, b = 0xbb, c = 0xcc;
+	u8 *before;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	im.c.pinned = pinned;
+	before = malloc(im.bytes);
+	/* key 0 into chunk 0, pinned as writeback stages it */
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &hit));
+	CHECK_EQ(from_pchunk(hit.pchunk), 0);
+	set_bit(0, pinned);
+	/* a rewrite goes to the buddy and drops chunk 0: free, still pinned */
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &b, &res));
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &hit));
+	CHECK_EQ(from_pchunk(hit.pchunk), 1);
+	/* the next rewrite would store into chunk 0: it must wait */
+	memcpy(before, im.pm, im.bytes);
+	CHECK_EQ(fr_write(&im.c, 0, 8, fill_byte, &c, &res), FR_WRITE_PINNED);
+	CHECK_EQ(from_pchunk(res.victim), 0);
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	/* key 3 shares slot 0: no fill into the pinned chunk either */
+	CHECK(!fr_can_fill(&im.c, to_ochunk(3)));
+	CHECK_EQ(fr_fill(&im.c, to_ochunk(3), fill_byte, &c), 0);
+	CHECK(!memcmp(before, im.pm, im.bytes));
+	/* once the origin write is done: the rewrite goes ahead */
+	clear_bit(0, pinned);
+	CHECK_EQ(fr_write(&im.c, 0, 8, fill_byte, &c, &res), FR_WRITE_DONE);
+	REQUIRE(fr_lookup(&im.c, to_ochunk(0), &hit));
+	CHECK_EQ(from_pchunk(hit.pchunk), 0);
+	CHECK_EQ(((const u8 *)hit.data)[0], 0xcc);
+	/* slot 1 empty with chunk 2 pinned: key 1 goes to chunk 3 */
+	set_bit(2, pinned);
+	CHECK_EQ(fr_write(&im.c, 8, 8, fill_byte, &a, &res), FR_WRITE_DONE);
+	REQUIRE(fr_lookup(&im.c, to_ochunk(1), &hit));
+	CHECK_EQ(from_pchunk(hit.pchunk), 3);
+	free(before);
+	img_free(&im);
+}
+
+/*
  * The sector mask a write leaves in its chunk's tag, at the edges of every
  * chunk size: one sector at either end, all but one, and the whole chunk
  * (for 64 sectors, all 64 bits: a shift by 64 would make it 0).

@@ -86,9 +86,15 @@ static void test_status(void)
 	snprintf(line, sizeof(line), "%s 5 6 7 8", good);
 	CHECK(!status_parse(line, &st) && st.lost_slots == 7 &&
 	      st.has_prefetched && st.prefetched == 8 && !st.extra_fields);
+	CHECK(!st.has_pinned_waits);
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9", good);
 	CHECK(!status_parse(line, &st) && st.prefetched == 8 &&
+	      st.has_pinned_waits && st.pinned_waits == 9 && !st.extra_fields);
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 10", good);
+	CHECK(!status_parse(line, &st) && st.pinned_waits == 9 &&
 	      st.extra_fields == 1);
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9x", good);
+	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 7 8x", good);
 	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 x", good);

@@ -21,7 +21,7 @@ tlog() { log "[${SECONDS}s] $*"; }
 FR_STATUS_FIELDS=(state chunk_sectors chunks_total chunks_valid chunks_dirty
 	read_hits read_misses write_hits write_misses forced_writebacks
 	writeback_rounds chunks_written_back origin_errors pm_errors read_fills
-	cleaner unreadable bad_chunks lost_slots prefetched)
+	cleaner unreadable bad_chunks lost_slots prefetched pinned_waits)
 
 # frs NAME FIELD: print one status field of the fr device NAME.
 frs() {
