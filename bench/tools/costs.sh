@@ -130,8 +130,11 @@ image of {cp['pm_chunks']} 4 KiB chunks); machine-readable: costs.json.
 (movnti, or clwb). *Line writes*: distinct lines per fence epoch, summed: a
 line stored again after a fence goes to the media again. *Instructions*:
 callgrind Ir of the userspace build, the 4 KiB copy included (the raw copy
-alone is {raw_ir}); the writeback figure includes staging the chunk's data
-into a DRAM buffer (the origin I/O is not counted).
+alone is {raw_ir}); the writeback figure includes reading the chunk's data
+once into DRAM (the profile's stage copies it; since target 1.9 the kernel
+reads it machine-check safe into one page of scratch and sends the origin
+write from the pinned PM pages, the same reads and fewer DRAM writes; the
+origin I/O is not counted).
 
 Where each count comes from (fr-core.c; docs/protocol.md, "Steps and persist
 points"):
