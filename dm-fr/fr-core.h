@@ -155,6 +155,13 @@ static inline bool fr_chunk_pinned(const struct fr_cache *c, fr_pchunk_t p)
 	return c->pinned && test_bit(from_pchunk(p), c->pinned);
 }
 
+/* Whether either chunk of slot s is pinned. */
+static inline bool fr_slot_pinned(const struct fr_cache *c, fr_slot_t s)
+{
+	return fr_chunk_pinned(c, to_pchunk(2 * from_slot(s))) ||
+	       fr_chunk_pinned(c, to_pchunk(2 * from_slot(s) + 1));
+}
+
 static inline bool fr_slot_tags_bad(const struct fr_cache *c, fr_slot_t s)
 {
 	return c->bad.tag_slots && test_bit(from_slot(s), c->bad.tag_slots);

@@ -119,7 +119,7 @@ static void stage_unmark_chunk(struct fr_stage *st)
 	wake_up_all(&st->fr->wb_pin_wait);
 }
 
-static void stage_wait(struct fr_stage *st);
+static int stage_wait_status(struct fr_stage *st);
 
 /*
  * Once what the stage wrote is flushed and its dirty flags cleared (or left,
@@ -132,7 +132,7 @@ void fr_stage_release(struct fr_stage *st)
 	struct dm_fr *fr = st->fr;
 	u32 i;
 
-	stage_wait(st);
+	stage_wait_status(st);	/* its error went to the core, if any */
 	st->nr_ext = 0;
 	st->unsent_chunks = 0;
 	if (!st->nr_marked)
@@ -231,11 +231,6 @@ static int stage_wait_status(struct fr_stage *st)
 	if (!atomic_dec_and_test(&sub->pending))
 		wait_for_completion_io(&sub->done);
 	return sub->status ? -EIO : 0;
-}
-
-static void stage_wait(struct fr_stage *st)
-{
-	stage_wait_status(st);
 }
 
 static void stage_lock(void *ctx, fr_slot_t slot)

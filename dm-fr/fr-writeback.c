@@ -18,10 +18,10 @@
  * alone (fr_writeback_victim), beside the worker's batch rather than after
  * it: one origin write and one flush. The stages' pins keep the two off
  * each other's slots: a batch skips a slot in which a victim write has
- * pinned a chunk, and a victim write waits for a batch that has pinned
- * one of its slot. The writers that go around PM (cleaner write-through, discards,
- * bypass) and the flush message hold wb_victims for writing, so no victim
- * write runs beside them.
+ * pinned a chunk, and a victim write waits for a batch that has pinned a
+ * chunk of its slot. The writers that go around PM (cleaner write-through,
+ * discards, bypass) and the flush message hold wb_victims for writing, so
+ * no victim write runs beside them.
  */
 #include <linux/blkdev.h>
 #include <linux/sched.h>
@@ -128,7 +128,7 @@ static void victim_stage_put(struct dm_fr *fr, struct fr_stage *st)
  */
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 {
-	u64 slot = from_slot(fr_slot_of_pchunk(victim));
+	fr_slot_t slot = fr_slot_of_pchunk(victim);
 	struct fr_wb_snap snap;
 	struct fr_stage *st;
 	int r;
@@ -147,8 +147,7 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 
 	if (r == -EBUSY) {
 		wait_event(fr->wb_pin_wait,
-			   !fr_chunk_pinned(&fr->cache, to_pchunk(2 * slot)) &&
-			   !fr_chunk_pinned(&fr->cache, to_pchunk(2 * slot + 1)));
+			   !fr_slot_pinned(&fr->cache, slot));
 		return 0;
 	}
 	if (r == -EHWPOISON)
