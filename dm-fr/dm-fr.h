@@ -49,10 +49,11 @@
  *   flush_lock       one flush message at a time; fr_writeback_stop takes
  *                    it alone, to wait for a flush that began before it
  *   wb_victims       (rw_semaphore) read by a victim write (a write's own
- *                    forced writeback of one chunk, fr_writeback_victim),
- *                    which takes no other lock of this list but the slot
- *                    lock; written by every origin write that bypasses PM
- *                    and by the flush message, so none runs beside one
+ *                    forced writeback of its victims, fr_writeback_victim
+ *                    and fr_writeback_from), which takes no other lock of
+ *                    this list but the slot lock; written by every
+ *                    origin write that bypasses PM and by the flush
+ *                    message, so none runs beside one
  *   wb_lock          writeback batches (periodic, flush) and every origin
  *                    write that bypasses PM: cleaner write-through, discards,
  *                    writes of a chunk whose slot bad PM cannot hold. It
@@ -317,7 +318,7 @@ static inline void fr_writeback_note_dirty(struct dm_fr *fr)
 int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim);
-int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim);
+int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last);
 void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p);
 
 #endif /* DM_FR_H */

@@ -790,9 +790,9 @@ static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
 /*
  * One batch from *cursor on. A batch that wraps goes on from chunk 0 up to
  * where it began when it reaches the end, and *cursor ends below nr_chunks;
- * a sweep stops there and *cursor is nr_chunks.
+ * a sweep stops at end (nr_chunks, or a range's end) and *cursor is end.
  */
-static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
+static int writeback_batch(struct fr_cache *c, u64 *cursor, u64 end, u32 max,
 			   enum wb_scan scan, struct fr_wb_snap *snaps,
 			   const struct fr_wb_ops *ops, void *ctx)
 {
@@ -803,8 +803,10 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 	u32 n = 0;
 	int error = 0;
 
-	if (!wrap && *cursor >= nr) {
-		*cursor = nr;
+	if (wrap)
+		end = nr;	/* a batch that wraps scans everything */
+	if (!wrap && *cursor >= end) {
+		*cursor = end;
 		return 0;
 	}
 	while (n < max) {
@@ -812,8 +814,8 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 		fr_slot_t slot;
 
 		pos = scan == WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
-		      find_next_bit(c->dirty_bits, nr, pos);
-		if (pos >= nr) {
+		      find_next_bit(c->dirty_bits, end, pos);
+		if (pos >= end) {
 			if (wrapped || !start || !wrap)
 				break;
 			wrapped = true;
@@ -837,7 +839,7 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u32 max,
 			n++;
 		pos++;
 	}
-	*cursor = pos < nr ? pos : wrap ? 0 : nr;
+	*cursor = pos < end ? pos : wrap ? 0 : end;
 	if (!n)
 		return 0;
 
@@ -875,21 +877,36 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
 		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		 void *ctx)
 {
-	return writeback_batch(c, cursor, max, WB_WRAP, snaps, ops, ctx);
+	return writeback_batch(c, cursor, 0, max, WB_WRAP, snaps, ops, ctx);
 }
 
 int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
 		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		       void *ctx)
 {
-	return writeback_batch(c, cursor, max, WB_SWEEP, snaps, ops, ctx);
+	return writeback_batch(c, cursor, c->geo.nr_chunks, max, WB_SWEEP,
+			       snaps, ops, ctx);
+}
+
+int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	u64 cursor = from_pchunk(first);
+
+	if (cursor >= c->geo.nr_chunks || !nr)
+		return -EINVAL;
+	return writeback_batch(c, &cursor,
+			       min_t(u64, cursor + nr, c->geo.nr_chunks), nr,
+			       WB_SWEEP, snaps, ops, ctx);
 }
 
 int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
 			    struct fr_wb_snap *snaps,
 			    const struct fr_wb_ops *ops, void *ctx)
 {
-	return writeback_batch(c, cursor, max, WB_BOTH_DIRTY, snaps, ops, ctx);
+	return writeback_batch(c, cursor, 0, max, WB_BOTH_DIRTY, snaps, ops,
+			       ctx);
 }
 
 u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)

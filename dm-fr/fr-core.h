@@ -512,6 +512,18 @@ int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
 		       void *ctx);
 
 /*
+ * The same batch over the nr PM chunks from first only (a write's victims:
+ * the chunks of the slots its range is placed in), for a writer that waits
+ * for its own victims and nothing else: no wrap, no cursor, snaps holds nr.
+ * A chunk it leaves dirty (its slot in flight elsewhere, unreadable, or a
+ * second version of a key, which ends a batch) is the caller's to retry.
+ * Returns what fr_writeback() does, or -EINVAL for an empty or outside range.
+ */
+int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx);
+
+/*
  * The same batch, taking only chunks of slots whose two chunks are both
  * dirty: the next write placed in such a slot must wait for a writeback
  * (FR_NEED_CLEAN), so under pressure they go first. It wraps like

@@ -295,7 +295,9 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);
 		r = first == last ? fr_writeback_victim(fr, res.victim) :
-				    fr_writeback_from(fr, res.victim);
+				    fr_writeback_from(fr, res.victim,
+					fr_slot_of(&fr->cache.geo,
+						   to_ochunk(last)));
 		if (r == -EHWPOISON)
 			break;	/* its data is unreadable: it cannot make room */
 		if (r < 0) {

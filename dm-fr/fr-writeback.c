@@ -36,12 +36,21 @@
 #define FR_WB_BACKOFF_MIN_MS	100
 #define FR_WB_BACKOFF_MAX_MS	10000
 #define FR_WB_VICTIM_STAGES	4	/* victim writes in flight at once */
+/* What one victim write may write back: a 128 KiB write's victims, twice. */
+#define FR_WB_VICTIM_BYTES	(256 << 10)
 
-/* A victim write's stage: a fixed few, taken under a semaphore. */
+/* A victim write's stage and snapshots, for up to max_chunks chunks. */
+struct fr_victim_stage {
+	struct fr_stage *stage;
+	struct fr_wb_snap *snaps;
+};
+
+/* The victim writes' stages: a fixed few, taken under a semaphore. */
 struct fr_victims {
 	struct semaphore free;
 	unsigned long busy;
-	struct fr_stage *stage[FR_WB_VICTIM_STAGES];
+	u32 max_chunks;		/* even: whole slots */
+	struct fr_victim_stage vs[FR_WB_VICTIM_STAGES];
 };
 
 /* Which dirty chunks a batch takes. */
@@ -50,6 +59,24 @@ enum wb_kind {
 	WB_SWEEP,	/* any, to the end (fr_writeback_sweep()) */
 	WB_BOTH_DIRTY,	/* of slots with both dirty (fr_writeback_both_dirty()) */
 };
+
+/*
+ * Count what a batch or a victim write did: chunks written back, or an
+ * origin error (the target is degraded until a pass succeeds). -EHWPOISON
+ * (counted in pm_errors by stage_data) and -EBUSY are no origin errors.
+ */
+static int wb_result(struct dm_fr *fr, int r)
+{
+	if (r == -EHWPOISON || r == -EBUSY)
+		return r;
+	if (r < 0) {
+		fr_stat_add(fr, origin_errors, 1);
+		WRITE_ONCE(fr->degraded, true);
+		return r;
+	}
+	fr_stat_add(fr, chunks_written_back, r);
+	return r;
+}
 
 /*
  * One batch under wb_lock, from *cursor on: the chunks written back, or an
@@ -83,38 +110,32 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, enum wb_kind kind,
 	*unreadable = fr_stage_unreadable(st);
 	fr_stage_release(st);
 	mutex_unlock(&fr->wb_lock);
-	if (r < 0) {
-		fr_stat_add(fr, origin_errors, 1);
-		WRITE_ONCE(fr->degraded, true);
-		return r;
-	}
-	fr_stat_add(fr, chunks_written_back, r);
-	return r;
+	return wb_result(fr, r);
 }
 
-static struct fr_stage *victim_stage_get(struct dm_fr *fr)
+static struct fr_victim_stage *victim_stage_get(struct dm_fr *fr)
 {
 	struct fr_victims *v = fr->wb_victim_stages;
 	unsigned int i;
 
 	down(&v->free);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
-		if (!test_and_set_bit(i, &v->busy))
-			return v->stage[i];
+		if (!test_and_set_bit(i, &v->busy)) {
+			fr_stage_reset(v->vs[i].stage);
+			return &v->vs[i];
+		}
 	/* The semaphore counts the free stages: one is free. */
 	WARN_ON_ONCE(1);
 	up(&v->free);
 	return NULL;
 }
 
-static void victim_stage_put(struct dm_fr *fr, struct fr_stage *st)
+static void victim_stage_put(struct dm_fr *fr, struct fr_victim_stage *vs)
 {
 	struct fr_victims *v = fr->wb_victim_stages;
-	unsigned int i;
 
-	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
-		if (v->stage[i] == st)
-			clear_bit(i, &v->busy);
+	fr_stage_release(vs->stage);
+	clear_bit(vs - v->vs, &v->busy);
 	up(&v->free);
 }
 
@@ -129,36 +150,27 @@ static void victim_stage_put(struct dm_fr *fr, struct fr_stage *st)
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 {
 	fr_slot_t slot = fr_slot_of_pchunk(victim);
-	struct fr_wb_snap snap;
-	struct fr_stage *st;
+	struct fr_victim_stage *vs;
 	int r;
 
 	down_read(&fr->wb_victims);
-	st = victim_stage_get(fr);
-	if (!st) {
+	vs = victim_stage_get(fr);
+	if (!vs) {
 		up_read(&fr->wb_victims);
 		return -ENOMEM;
 	}
-	fr_stage_reset(st);
-	r = fr_writeback_chunk(&fr->cache, victim, &snap, &fr_stage_ops, st);
-	fr_stage_release(st);
-	victim_stage_put(fr, st);
+	r = fr_writeback_chunk(&fr->cache, victim, vs->snaps, &fr_stage_ops,
+			       vs->stage);
+	victim_stage_put(fr, vs);
 	up_read(&fr->wb_victims);
 
+	r = wb_result(fr, r);
 	if (r == -EBUSY) {
 		wait_event(fr->wb_pin_wait,
 			   !fr_slot_pinned(&fr->cache, slot));
 		return 0;
 	}
-	if (r == -EHWPOISON)
-		return r;	/* counted in pm_errors by stage_data */
-	if (r < 0) {
-		fr_stat_add(fr, origin_errors, 1);
-		WRITE_ONCE(fr->degraded, true);
-		return r;
-	}
-	fr_stat_add(fr, chunks_written_back, r);
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 /*
@@ -172,28 +184,39 @@ void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p)
 
 /*
  * For a write of several chunks that must displace the dirty chunk victim:
- * the victims of its other chunks lie in the slots after it (a region's
- * chunks are placed in consecutive slots), so one batch from the victim on
- * writes them all back with one origin flush, where one victim write each
- * would cost a flush each (a 128 KiB write meets up to 32). The batch runs
- * after the worker's batch in flight, and not at all if that one cleaned
- * the victim. A victim it did not clean (in flight in a victim write,
- * unreadable, or past the batch's end) is left to fr_writeback_victim.
+ * the victims of its other chunks lie in the slots after the victim's, up
+ * to last, the slot of its last chunk (a region's chunks are placed in
+ * consecutive slots, and a bio stays within a region), so one range over
+ * those slots writes them all back with one origin flush, where one victim
+ * write each would cost a flush each (a 128 KiB write meets up to 32). Like
+ * a victim write it runs beside the worker's batch, not after it, so the
+ * write waits for its own victims' origin write and one flush. A victim the
+ * range did not clean (its slot in flight in another stage, unreadable, or
+ * a second version of its key, which ends a batch) is left to
+ * fr_writeback_victim.
  */
-int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim)
+int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 {
-	u64 cursor = from_pchunk(victim);
-	u32 unreadable;
-	bool dirty;
+	u64 first = from_pchunk(victim) & ~1ULL, nr = 2;
+	struct fr_victim_stage *vs;
 	int r;
 
-	mutex_lock(&fr->wb_lock);
-	dirty = fr_chunk_dirty(&fr->cache, victim);
-	mutex_unlock(&fr->wb_lock);
-	if (!dirty)
-		return 0;
-	r = wb_batch(fr, &cursor, WB_PASS, &unreadable);
-	if (r < 0)
+	if (from_slot(last) > from_slot(fr_slot_of_pchunk(victim)))
+		nr = (from_slot(last) + 1) * 2 - first;
+	down_read(&fr->wb_victims);
+	vs = victim_stage_get(fr);
+	if (!vs) {
+		up_read(&fr->wb_victims);
+		return -ENOMEM;
+	}
+	r = fr_writeback_range(&fr->cache, to_pchunk(first),
+			       min_t(u64, nr, fr->wb_victim_stages->max_chunks),
+			       vs->snaps, &fr_stage_ops, vs->stage);
+	victim_stage_put(fr, vs);
+	up_read(&fr->wb_victims);
+
+	r = wb_result(fr, r);
+	if (r < 0 && r != -EHWPOISON)
 		return r;
 	if (!fr_chunk_dirty(&fr->cache, victim))
 		return 0;
@@ -499,22 +522,31 @@ static void victim_stages_free(struct fr_victims *v)
 
 	if (!v)
 		return;
-	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
-		fr_stage_free(v->stage[i]);
+	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
+		fr_stage_free(v->vs[i].stage);
+		kvfree(v->vs[i].snaps);
+	}
 	kfree(v);
 }
 
 static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 {
+	const struct fr_geometry *g = &fr->cache.geo;
 	struct fr_victims *v = kzalloc(sizeof(*v), GFP_KERNEL);
+	u32 chunk_bytes = g->chunk_sectors << SECTOR_SHIFT;
 	unsigned int i;
 
 	if (!v)
 		return NULL;
+	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes, 2) & ~1U;
 	sema_init(&v->free, FR_WB_VICTIM_STAGES);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
-		v->stage[i] = fr_stage_alloc(fr, 1, FR_STAGE_VICTIM);
-		if (!v->stage[i]) {
+		v->vs[i].stage = fr_stage_alloc(fr, v->max_chunks,
+						FR_STAGE_VICTIM);
+		v->vs[i].snaps = kvmalloc_array(v->max_chunks,
+						sizeof(*v->vs[i].snaps),
+						GFP_KERNEL);
+		if (!v->vs[i].stage || !v->vs[i].snaps) {
 			victim_stages_free(v);
 			return NULL;
 		}

@@ -235,7 +235,7 @@ u32 cfg_index(void);
 void cfg_seen_seq(void);
 
 /* The exhaustive alphabet and start states of a geometry (workloads.c). */
-#define MAX_ALPHA 28
+#define MAX_ALPHA 32
 #define MAX_SCEN 8
 
 struct workload {

@@ -5,10 +5,11 @@
  * simulated PM and origin.
  *
  * Writes retry on FR_WRITE_NEED_CLEAN after writing the victim back alone
- * (fr_writeback_chunk), beside a writeback batch between its stage and flush
- * unless the batch has the victim's slot in flight (the kernel's wb_busy
- * marks: then they wait for the batch); a victim's own window can hold
- * writes and batches (INJ_VICTIM), which skip its slot; fills read a miss
+ * (fr_writeback_chunk), or a multi-chunk write its victims' range of slots
+ * (fr_writeback_range), beside a writeback batch between its stage and
+ * flush unless the batch has the victim's slot in flight (the kernel's
+ * pins: then they wait for the batch); a victim's own window can hold
+ * writes and batches (INJ_VICTIM), which skip its slots; fills read a miss
  * from the origin; discards drop PM's copies and go on to the origin;
  * writeback goes through struct fr_wb_ops on the simulated origin, with
  * writes injected after the stage, between stages and after the submit, and
@@ -45,10 +46,14 @@ struct wbctx {
 	u64 chunk;			/* the chunk being staged */
 };
 
-/* The worker's batch, and a write's victim written back alone. */
-#define CLEAN_BATCH	4	/* a multi-chunk write's batch from its victim */
+/*
+ * The worker's batch, and a write's victims written back beside it: one
+ * chunk alone, or a multi-chunk write's range of slots, at most
+ * VICTIM_CHUNKS chunks a time (the kernel's victim stage size, scaled down).
+ */
+#define VICTIM_CHUNKS	4
 static struct wbctx wb_batch, wb_victim;
-static struct fr_wb_snap *wb_snaps;
+static struct fr_wb_snap *wb_snaps, *victim_snaps;
 
 /*
  * Per slot, whose origin write of the slot's data is in flight, from its
@@ -270,6 +275,7 @@ static void run_injected(struct wbctx *w, u8 at)
 	for (i = 0; i < S.c.geo.nr_slots; i++)
 		if (S.locked[i])
 			violation("writeback ran ops with slot %u locked", i);
+	w->inj_done = true;
 	for (i = 0; i < w->inj->ninj; i++) {
 		if (!w->inj->inj[i].nr)
 			nested_batch();		/* INJ_VICTIM only */
@@ -460,23 +466,32 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
 }
 
 /*
- * As the kernel does for a write of several chunks (fr_writeback_from): a
- * batch from the victim, after any batch in flight (so: none inside one),
- * then the victim alone if the batch left it dirty.
+ * As the kernel does for a write of several chunks (fr_writeback_from): the
+ * range of slots from the victim's to last, the write's last, beside any
+ * batch (which skips its slots, as it skips a victim's; with vinj, writes
+ * and batches run in its window), then the victim alone if the range left
+ * it dirty (its slot in a batch's flight: -EBUSY, the write waits).
  */
-static int victim_batch(fr_pchunk_t victim, const struct op *vinj)
+static int victim_range(fr_pchunk_t victim, u64 last, const struct op *vinj)
 {
-	u64 cursor = from_pchunk(victim);
+	u64 first = from_pchunk(victim) & ~1ULL, nr = 2;
 	int r;
 
-	wb_batch.inj = NULL;
-	wb_batch.chunk = UINT64_MAX;
-	in_batch = true;
-	r = fr_writeback(&S.c, &cursor, CLEAN_BATCH, wb_snaps, &wb_ops,
-			 &wb_batch);
-	in_batch = false;
-	wb_batch.nst = wb_batch.used = 0;
-	wb_unmark(BUSY_BATCH);
+	if (last > first / 2)
+		nr = (last + 1) * 2 - first;
+	wb_victim.inj = vinj;
+	wb_victim.inj_done = false;
+	wb_victim.chunk = UINT64_MAX;
+	in_victim = true;
+	r = fr_writeback_range(&S.c, to_pchunk(first),
+			       (u32)(nr < VICTIM_CHUNKS ? nr : VICTIM_CHUNKS),
+			       victim_snaps, &wb_ops, &wb_victim);
+	in_victim = false;
+	if (wb_victim.inj_done)
+		vinj = NULL;		/* its window held them */
+	wb_victim.inj = NULL;
+	wb_victim.nst = wb_victim.used = 0;
+	wb_unmark(BUSY_VICTIM);
 	if (r < 0 || !test_bit(from_pchunk(victim), S.c.dirty_bits))
 		return r < 0 ? r : 0;
 	return victim_writeback(victim, vinj);
@@ -519,9 +534,11 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 			return false;
 		if ((sector >> S.c.geo.chunk_shift) !=
 		    ((sector + nr - 1) >> S.c.geo.chunk_shift)) {
-			if (in_batch)
-				return false;	/* waits for the batch */
-			r = victim_batch(res.victim, vinj);
+			r = victim_range(res.victim,
+					 from_slot(fr_slot_of(&S.c.geo,
+						fr_chunk_of_sector(&S.c.geo,
+							sector + nr - 1))),
+					 vinj);
 		} else {
 			r = victim_writeback(res.victim, vinj);
 		}
@@ -1109,6 +1126,7 @@ void world_free(void)
 	free(wb_batch.buf);
 	free(wb_victim.buf);
 	free(wb_snaps);
+	free(victim_snaps);
 	free(busy);
 	free(S.pinned);
 	free(payload_buf);
@@ -1200,9 +1218,10 @@ void world_setup(const struct cfg *cfg)
 	S.c.pinned = S.pinned;
 	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
 	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
-	wb_victim.cap_sectors = S.c.geo.chunk_sectors;
+	wb_victim.cap_sectors = VICTIM_CHUNKS * S.c.geo.chunk_sectors;
 	wb_victim.buf = xmalloc((size_t)wb_victim.cap_sectors * SECT);
 	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
+	victim_snaps = xcalloc(VICTIM_CHUNKS, sizeof(*victim_snaps));
 	busy = xcalloc(S.c.geo.nr_slots, 1);
 	in_batch = in_victim = false;
 	ndeferred = 0;

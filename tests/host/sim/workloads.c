@@ -185,6 +185,18 @@ void build_workload(struct workload *w)
 	o.inj[1].sector = K * cs;
 	o.inj[1].nr = (u32)cs;
 	A(o);
+	/*
+	 * The same around a write of several chunks, whose victims are
+	 * written back as a range of slots beside the batches: they must
+	 * skip the range's slots.
+	 */
+	if (R >= 2 && ((M + 1) % R || M % R)) {
+		/* M and a neighbour in its region */
+		k = (M + 1) % R && M + 1 < g->origin_chunks ? M : M - 1;
+		o.sector = k * cs + cs / 2;
+		o.nr = (u32)cs;
+		A(o);
+	}
 	if (R >= 2 && g->origin_chunks > R) {
 		o = (struct op){ .type = OP_XREGION, .sector = (R - 1) * cs + 4,
 				 .nr = (u32)cs };

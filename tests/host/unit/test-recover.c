@@ -581,6 +581,72 @@ TEST(writeback_sweep_does_not_wrap)
 }
 
 /*
+ * fr_writeback_range (a multi-chunk write's victims) writes back the dirty
+ * chunks of its range only, with one flush: keys 0 and 3 share slot 0,
+ * keys 1 and 4 have slots 1 and 2 (of 4). A chunk whose slot is busy is left dirty
+ * while the rest of the range goes; a range past the end is cut there.
+ */
+TEST(writeback_range_stays_in_range)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct img im;
+	u8 a = 0x11, b = 0x22, c = 0x33, d = 0x44;
+	u64 nr;
+	u32 f;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	nr = im.c.geo.nr_chunks;
+	REQUIRE(nr == 8);
+	REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(1))) == 1 &&
+		from_slot(fr_slot_of(&im.c.geo, to_ochunk(4))) == 2 &&
+		from_slot(fr_slot_of(&im.c.geo, to_ochunk(3))) == 0);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 8, 8, fill_byte, &b, &res));
+	REQUIRE(!fr_write(&im.c, 32, 8, fill_byte, &c, &res));
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &d, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 4);
+
+	/* Slots 1 and 2, key 4's busy: key 1 only, one flush. */
+	busy_sector = 32;
+	f = flushes;
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(2), 4, snaps, &t_ops,
+				    NULL), 1);
+	CHECK_EQ(flushes, f + 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 3);
+	CHECK_EQ(origin_mem[8 * 512], 0x22);
+	CHECK_EQ(origin_mem[32 * 512], 0);
+	busy_sector = ~0ULL;
+
+	/* Slot 2 on, 8 chunks asked: cut at the end, slot 0 not reached. */
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(4), 8, snaps, &t_ops,
+				    NULL), 1);
+	CHECK_EQ(flushes, f + 2);
+	CHECK_EQ(origin_mem[32 * 512 + 511], 0x33);
+	CHECK_EQ(origin_mem[0], 0);
+	CHECK_EQ(origin_mem[24 * 512], 0);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	/* Nothing dirty in range: no flush. */
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(2), 4, snaps, &t_ops,
+				    NULL), 0);
+	CHECK_EQ(flushes, f + 2);
+	/* Slot 0: both keys. Empty or outside ranges are refused. */
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(0), 2, snaps, &t_ops,
+				    NULL), 2);
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
+	CHECK_EQ(origin_mem[0], 0x11);
+	CHECK_EQ(origin_mem[24 * 512 + 511], 0x44);
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(0), 0, snaps, &t_ops,
+				    NULL), -EINVAL);
+	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(nr), 2, snaps, &t_ops,
+				    NULL), -EINVAL);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
+/*
  * fr_writeback_both_dirty takes only the chunks of slots whose two chunks
  * are dirty: keys 0 and 3 share slot 0, keys 1 and 4 have a slot each.
  */
