@@ -83,6 +83,9 @@ CEILINGS = {
                                     "raw PM vs dm-writecache"),
     "fsync_fs_vs_origin": ("fsync_fs_raw_pm_fs_vs_origin",
                            "FS on raw PM vs FS on the origin (same FS)"),
+    "load_time_vs_dm_writecache": ("ref_load_dm_linear_vs_dm_writecache",
+                                   "dmsetup create of dm-linear over the same PM vs "
+                                   "dm-writecache's load"),
 }
 for _fs in ("ext4", "xfs", "btrfs"):
     CEILINGS[f"fsync_fs_{_fs}_vs_raw_pm_fs"] = (
@@ -368,7 +371,7 @@ def main():
     with open(os.path.join(out, "load.csv"), "w", newline="") as fh:
         lc = ["config", "rep", "dram_small_kb", "dram_full_kb", "load_pm_mib",
               "vmalloc_mod_bytes", "pm_small_mib", "pm_full_mib", "fill_bytes", "fill_ns",
-              "load_ns", "status_full", "status_loaded", "verify"]
+              "load_ns", "load_floor_ns", "status_full", "status_loaded", "verify"]
         w = csv.DictWriter(fh, fieldnames=lc, extrasaction="ignore")
         w.writeheader()
         for r in loads:
@@ -512,6 +515,8 @@ def main():
                      "load_pm_mib": int(next(iter(lr.values())).get("load_pm_mib", full_mib)),
                      "load_ms": med([int(r["load_ns"]) / 1e6 for r in lr.values()]),
                      "load_ms_all": [round(int(r["load_ns"]) / 1e6, 1) for r in lr.values()],
+                     "load_floor_ms": med([int(r["load_floor_ns"]) / 1e6 for r in lr.values()
+                                           if r.get("load_floor_ns")]),
                      "verify": "ok" if all(r["verify"] == "ok" for r in lr.values()) else
                                "; ".join(r["verify"] for r in lr.values() if r["verify"] != "ok"),
                      "status_full": next(iter(lr.values())).get("status_full"),
@@ -532,6 +537,14 @@ def main():
                 "growth of the DRAM from a 64 MiB PM to the whole PM, per GiB (medians)")
         put("load_time_vs_dm_writecache", ratio_of(ld_r, ndrop),
             "dmsetup create of a full PM (dm-fr: recovery; dm-writecache: resume), per repetition")
+        # The floor: dm-linear over the same PM slice, created right before
+        # dm-writecache's load in the same run.
+        fl_r = [int(lw[k]["load_floor_ns"]) / int(lw[k]["load_ns"]) for k in reps_
+                if lw[k].get("load_floor_ns")]
+        if fl_r:
+            put("ref_load_dm_linear_vs_dm_writecache", ratio_of(fl_r),
+                "dmsetup create of dm-linear over the PM slice vs dm-writecache's load of it "
+                "full, per repetition: the least any target's load can be here")
 
     # Load time against PM size: a least-squares line per target, and what it
     # gives for 1 TiB of PM (a projection from small PMs under emulation).
@@ -870,6 +883,8 @@ def write_markdown(out, S, fss):
                 ("vmalloc areas of the module (vmallocinfo)", "vmalloc_module_bytes", kib),
                 (f"load of a full {fr.get('load_pm_mib', '?')} MiB PM, ms (median)", "load_ms", lambda x: fmt(x)),
                 ("load, ms (each repetition)", "load_ms_all", lambda x: ", ".join(map(str, x or []))),
+                ("dm-linear over the same PM, created in the same run, ms (median)", "load_floor_ms",
+                 lambda x: fmt(x)),
                 ("status when full", "status_full", lambda x: f"`{x}`"),
                 ("status after the load", "status_loaded", lambda x: f"`{x}`"),
                 ("verified", "verify", lambda x: x)):
