@@ -648,12 +648,16 @@ load_time() {
 	[ "$cfg" = fr ] && LT_TABLE="0 $((1024 * MIB)) fr $orig $pms ${#opts[@]} ${opts[*]}"
 	rmcfg
 	sync
+	# Each timed create starts with udev idle: not still handling the
+	# removal just before it.
+	udevadm settle 2>/dev/null
 	t0=$(date +%s%N)
 	$DMS create bfloor --table "0 $(blockdev --getsz "$pms") linear $pms 0" ||
 		LT_WHY="$LT_WHY floor"
 	t1=$(date +%s%N)
 	LT_FLOOR_NS=$((t1 - t0))
 	dm_gone bfloor
+	udevadm settle 2>/dev/null
 	t0=$(date +%s%N)
 	$DMS create "b$cfg" --table "$LT_TABLE" || LT_WHY="$LT_WHY reload"
 	t1=$(date +%s%N)
