@@ -15,13 +15,14 @@
  * it.
  *
  * A write whose slot must displace a dirty chunk writes that victim back
- * alone (fr_writeback_victim), beside the worker's batch rather than after
- * it: one origin write and one flush. The stages' pins keep the two off
- * each other's slots: a batch skips a slot in which a victim write has
- * pinned a chunk, and a victim write waits for a batch that has pinned a
- * chunk of its slot. The writers that go around PM (cleaner write-through,
- * discards, bypass) and the flush message hold wb_victims for writing, so
- * no victim write runs beside them.
+ * alone (fr_writeback_victim), or, for a write of several chunks, the
+ * victims of its slots as one range (fr_writeback_from), beside the
+ * worker's batch rather than after it: one origin write and one flush.
+ * The stages' pins keep the two off each other's slots: a batch skips a
+ * slot in which a victim write has pinned a chunk, and a victim write waits
+ * for a batch that has pinned a chunk of its slot. The writers that go
+ * around PM (cleaner write-through, discards, bypass) and the flush message
+ * hold wb_victims for writing, so no victim write runs beside them.
  */
 #include <linux/blkdev.h>
 #include <linux/sched.h>
