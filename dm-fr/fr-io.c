@@ -252,11 +252,12 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
  * A write whose slot must displace dirty data: a write of one chunk writes
  * the victim back alone (one origin write and one flush, beside the
  * worker's batch; or, if that batch has the victim's slot in flight, waits
- * for it), a write of several a batch from the victim (one flush for the
- * victims of all its chunks); then it tries again. No slot lock is held
- * across either: they take the slots' locks themselves. A write whose
- * chunk to store into is pinned (its old data on its way to the origin)
- * waits for that writeback to finish, and tries again.
+ * for it), a write of several the victims of its slots as one range,
+ * also beside the batch (one flush for all of them); then it tries again.
+ * No slot lock is held across either: they take the slots' locks
+ * themselves. A write whose chunk to store into is pinned (its old data on
+ * its way to the origin) waits for that writeback to finish, and tries
+ * again.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write
  * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
