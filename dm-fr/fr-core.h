@@ -524,6 +524,22 @@ int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
 		       void *ctx);
 
 /*
+ * The range of a multi-chunk write's victims: the chunks of the slots from
+ * the victim's to last (the slot of its last chunk), at most max (even), and
+ * at least the victim's slot. Returns nr; *first is the first chunk.
+ */
+static inline u32 fr_victim_range(fr_pchunk_t victim, fr_slot_t last,
+				  u32 max, fr_pchunk_t *first)
+{
+	u64 f = from_pchunk(victim) & ~1ULL, nr = 2;
+
+	if (from_slot(last) > f / 2)
+		nr = (from_slot(last) + 1) * 2 - f;
+	*first = to_pchunk(f);
+	return nr < max ? (u32)nr : max;
+}
+
+/*
  * The same batch, taking only chunks of slots whose two chunks are both
  * dirty: the next write placed in such a slot must wait for a writeback
  * (FR_NEED_CLEAN), so under pressure they go first. It wraps like

@@ -198,26 +198,27 @@ void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p)
  */
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 {
-	u64 first = from_pchunk(victim) & ~1ULL, nr = 2;
 	struct fr_victim_stage *vs;
+	fr_pchunk_t first;
+	u32 nr;
 	int r;
 
-	if (from_slot(last) > from_slot(fr_slot_of_pchunk(victim)))
-		nr = (from_slot(last) + 1) * 2 - first;
+	nr = fr_victim_range(victim, last, fr->wb_victim_stages->max_chunks,
+			     &first);
 	down_read(&fr->wb_victims);
 	vs = victim_stage_get(fr);
 	if (!vs) {
 		up_read(&fr->wb_victims);
 		return -ENOMEM;
 	}
-	r = fr_writeback_range(&fr->cache, to_pchunk(first),
-			       min_t(u64, nr, fr->wb_victim_stages->max_chunks),
-			       vs->snaps, &fr_stage_ops, vs->stage);
+	r = fr_writeback_range(&fr->cache, first, nr, vs->snaps, &fr_stage_ops,
+			       vs->stage);
 	victim_stage_put(fr, vs);
 	up_read(&fr->wb_victims);
 
+	/* A batch skips what it cannot read: only origin errors fail it. */
 	r = wb_result(fr, r);
-	if (r < 0 && r != -EHWPOISON)
+	if (r < 0)
 		return r;
 	if (!fr_chunk_dirty(&fr->cache, victim))
 		return 0;

@@ -474,18 +474,16 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
  */
 static int victim_range(fr_pchunk_t victim, u64 last, const struct op *vinj)
 {
-	u64 first = from_pchunk(victim) & ~1ULL, nr = 2;
+	fr_pchunk_t first;
+	u32 nr = fr_victim_range(victim, to_slot(last), VICTIM_CHUNKS, &first);
 	int r;
 
-	if (last > first / 2)
-		nr = (last + 1) * 2 - first;
 	wb_victim.inj = vinj;
 	wb_victim.inj_done = false;
 	wb_victim.chunk = UINT64_MAX;
 	in_victim = true;
-	r = fr_writeback_range(&S.c, to_pchunk(first),
-			       (u32)(nr < VICTIM_CHUNKS ? nr : VICTIM_CHUNKS),
-			       victim_snaps, &wb_ops, &wb_victim);
+	r = fr_writeback_range(&S.c, first, nr, victim_snaps, &wb_ops,
+			       &wb_victim);
 	in_victim = false;
 	if (wb_victim.inj_done)
 		vinj = NULL;		/* its window held them */
