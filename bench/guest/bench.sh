@@ -43,13 +43,14 @@
 # 4 KiB writes + fdatasync per job, 8m), BENCH_FS_WC (the file systems that
 # also run dm-writecache, ext4), BENCH_OLTP_FS (the file systems that run the
 # oltp job, "ext4 xfs": on Btrfs it takes 10-20 s a run),
-# BENCH_SETS (default "block load loadsweep fs fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_SETS (default "block load loadsweep fs fslong fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
 # (the block workloads to run; default all), BENCH_OVERFLOW_RUNTIME (s,
 # overflow_seq and overflow_rand, 60: long enough to write several times the
 # PM slice, so that they measure the steady state, not the burst that fills
-# the PM).
+# the PM), BENCH_FSLONG_RUNTIME (s, the sustained varmail runs, 40) and
+# BENCH_FSLONG_FS (the file systems that run them, "btrfs").
 
 set -u
 OUT=${1:?usage: bench.sh OUTDIR}
@@ -63,10 +64,12 @@ ORT=${BENCH_OVERFLOW_RUNTIME:-60}
 FSRT=${BENCH_FS_RUNTIME:-2}
 FSYNCS=${BENCH_FS_FSYNCS:-3000}
 FSMAXRT=${BENCH_FS_MAX_RUNTIME:-20}
+FSLONGRT=${BENCH_FSLONG_RUNTIME:-40}
+FSLONG=${BENCH_FSLONG_FS-btrfs}
 OLTP_IO_SIZE=${BENCH_OLTP_IO_SIZE:-8m}
 FSWC=${BENCH_FS_WC-ext4}
 HEADLINE_BLOCK="qd1_fsync 2j_fsync"
-SETS=${BENCH_SETS:-block load loadsweep fs fsbig}
+SETS=${BENCH_SETS:-block load loadsweep fs fslong fsbig}
 OLTPFS=${BENCH_OLTP_FS-ext4 xfs}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
 MIXFS=${BENCH_MIX_FS-ext4}	# (empty: none)
@@ -127,7 +130,8 @@ jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg origin_bytes "
 	--arg fio "$(fio --version)" --arg reps "$REPS" --arg runtime "$RT" --arg fs_runtime "$FSRT" \
 	--arg headline_reps "$HREPS" --arg headline_runtime "$HRT" --arg fs_fsyncs "$FSYNCS" \
 	--arg fs_max_runtime "$FSMAXRT" --arg oltp_io_size "$OLTP_IO_SIZE" --arg fs_wc "$FSWC" \
-	--arg oltp_fs "$OLTPFS" \
+	--arg oltp_fs "$OLTPFS" --arg overflow_runtime "$ORT" \
+	--arg fslong_runtime "$FSLONGRT" --arg fslong_fs "$FSLONG" \
 	--arg sets "$SETS" --arg fr_srcversion "$(modinfo -F srcversion "$FR_KO")" \
 	--arg cpu_flags "$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'clwb\|clflushopt' | tr '\n' ' ')" \
 	'$ARGS.named' > "$OUT/meta.json"
@@ -175,7 +179,7 @@ mkcfg() {
 	DMNAME=
 	case $cfg in
 	raw|pmfs|dax) DEV=$pm ;;
-	origin) DEV=$orig ;;
+	origin|origin-max) DEV=$orig ;;
 	dml)
 		DMNAME=bdml
 		$DMS create bdml --table "0 $(blockdev --getsz "$pm") linear $pm 0" || return 1
@@ -323,6 +327,9 @@ blk_run() {
 	export BENCH_DEV BENCH_RUNTIME=$RT
 	case " $HEADLINE_BLOCK " in *" $wl "*) BENCH_RUNTIME=$HRT ;; esac
 	case $wl in overflow_*) BENCH_RUNTIME=$ORT ;; esac
+	# origin-max: the origin taking the same bytes at its most (the
+	# overflow ratios' ceiling), a job file of its own.
+	[ "$cfg" = origin-max ] && job=$JOBS/origin-ceiling.fio
 	case $wl in
 	readmostly|seqread) [ $cfg = raw ] && prefill $PM 256 64 ;;
 	randread|overflow_*|halfpm) ;;
@@ -387,8 +394,8 @@ BLOCK_SPECS=(
 )
 # Larger than PM: the caches get a 64 MiB slice of the PM.
 OVERFLOW_SPECS=(
-	"overflow_seq overflow-seq ${BENCH_OVERFLOW_CONFIGS:-fr wc}"
-	"overflow_rand overflow-rand ${BENCH_OVERFLOW_CONFIGS:-fr wc origin}"
+	"overflow_seq overflow-seq ${BENCH_OVERFLOW_CONFIGS:-fr wc origin-max}"
+	"overflow_rand overflow-rand ${BENCH_OVERFLOW_CONFIGS:-fr wc origin origin-max}"
 )
 BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly seqread halfpm overflow_seq overflow_rand}
 
@@ -500,6 +507,13 @@ fs_run() {
 				"$FSYNCS" "$FSMAXRT" \
 				> "$OUT/fio/$id.json" 2> "$OUT/log/$id.stderr" ||
 				{ verify=FAIL why="$why varmail"; } ;;
+		varmail_sustained)
+			# FSLONGRT s: the file system's writes go round the whole
+			# device several times (the steady state, not the first pass).
+			timeout $FIO_TIMEOUT "$VARMAIL" run $MNT/d/$j "$OUT/log/$id.state" "$FSLONGRT" 2 200 \
+				0 $((FSLONGRT + 20)) \
+				> "$OUT/fio/$id.json" 2> "$OUT/log/$id.stderr" ||
+				{ verify=FAIL why="$why varmail"; } ;;
 		mix) fio_json "$id" "$(jobfile_of $j)" "" || { verify=FAIL why="$why mix(rc)"; } ;;
 		*) fio_json "$id" "$(jobfile_of $j)" run || { verify=FAIL why="$why $j(rc)"; } ;;
 		esac
@@ -515,11 +529,13 @@ fs_run() {
 	sync
 	umount $MNT && mount $mopt "$DEV" $MNT || { verify=FAIL why="$why remount"; }
 	lap remount
-	case " ${jobs[*]} " in *" varmail "*)
-		"$VARMAIL" check $MNT/d/varmail "$OUT/log/$base-varmail.state" > "$OUT/log/$base-varmail-check.log" 2>&1 ||
-			{ verify=FAIL why="$why varmail-check"; }
-		lap vcheck ;;
-	esac
+	for j in varmail varmail_sustained; do
+		case " ${jobs[*]} " in *" $j "*)
+			"$VARMAIL" check $MNT/d/$j "$OUT/log/$base-$j.state" > "$OUT/log/$base-$j-check.log" 2>&1 ||
+				{ verify=FAIL why="$why $j-check"; }
+			lap vcheck ;;
+		esac
+	done
 	# One fio per job file: given several files, fio applies --section to
 	# the first only and runs the others' every section (their writes too).
 	# They run side by side: most of a short fio's time is its start.
@@ -572,6 +588,25 @@ fs_set() {
 			fi
 			for cfg in $(rotate $((rep - 1)) $cfgs); do
 				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) $jobs
+			done
+		done
+	done
+	dm_gone bfsorigin
+}
+
+# The varmail job for FSLONGRT s (40) on the file systems of FSLONG
+# (btrfs: a copy-on-write FS writes across its whole device, which here is
+# twice what the PM holds without a collision, and a 10 s run covers only
+# the first pass over it): the FS on raw PM, on dm-linear over PM and on
+# dm-fr, each its own fresh FS.
+fslong_set() {
+	local rep fs cfg orfs
+	[ -n "$FSLONG" ] || return 0
+	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	for rep in $(seq 1 "$REPS"); do
+		for fs in $FSLONG; do
+			for cfg in $(rotate $((rep - 1)) ${BENCH_FSLONG_CONFIGS:-pmfs dml fr}); do
+				fs_run "$fs" "$cfg" "$rep" $PM "$orfs" $((512 * MIB)) varmail_sustained
 			done
 		done
 	done
