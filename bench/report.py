@@ -30,8 +30,8 @@ FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_d
              "read_hits", "read_misses", "write_hits", "write_misses", "forced_writebacks",
              "writeback_rounds", "chunks_written_back", "origin_errors", "pm_errors",
              "read_fills", "cleaner"]
-# Appended later (target 1.3, 1.4, 1.6): parsed when the line has them.
-FR_FIELDS_OPTIONAL = ["unreadable", "bad_chunks", "lost_slots", "prefetched"]
+# Appended later (target 1.3, 1.4, 1.6, 1.9): parsed when the line has them.
+FR_FIELDS_OPTIONAL = ["unreadable", "bad_chunks", "lost_slots", "prefetched", "pinned_waits"]
 
 CONFIG_NAMES = {
     "raw": "raw PM (/dev/pmem0, O_DIRECT)",
@@ -80,6 +80,8 @@ CEILINGS = {
     "durable_randwrite_2j_vs_raw_pm": ("durable_randwrite_2j_dm_linear_vs_raw_pm",
                                        "dm-linear over PM vs raw PM"),
     "cached_randread_vs_raw_pm": ("cached_randread_dm_linear_vs_raw_pm",
+                                  "dm-linear over PM vs raw PM"),
+    "readmostly_warm_vs_raw_pm": ("readmostly_warm_dm_linear_vs_raw_pm",
                                   "dm-linear over PM vs raw PM"),
     "durable_randwrite_qd1_vs_dm_writecache": ("ref_qd1_fsync_raw_pm_vs_dm_writecache",
                                                "raw PM vs dm-writecache"),
@@ -193,6 +195,22 @@ def fr_delta(before, after):
     return d
 
 
+def origin_delta(before, after):
+    """Requests the origin completed during the run, from its
+    /sys/block/<dev>/stat before and after: write requests, MiB written,
+    flushes (None where the kernel has no flush fields)."""
+    a, b = (before or "").split(), (after or "").split()
+    if len(a) < 11 or len(b) < 11 or not all(x.isdigit() for x in a + b):
+        return None
+    a, b = [int(x) for x in a], [int(x) for x in b]
+    d = {"origin_writes": b[4] - a[4],
+         "origin_write_mib": round((b[6] - a[6]) * 512 / 2**20, 1),
+         "origin_flushes": b[15] - a[15] if len(a) > 15 and len(b) > 15 else None}
+    d["origin_kib_per_write"] = (round((b[6] - a[6]) / 2 / d["origin_writes"], 1)
+                                 if d["origin_writes"] else None)
+    return d
+
+
 def metric_of_fio(job, kind, wall_s):
     """(value, p50, p99, p999, sync p50/p99/p99.9) for one fio job of this kind."""
     w, r = job.get("write", {}), job.get("read", {})
@@ -243,9 +261,11 @@ def read_runs(raw):
                "sync_p50_us": None, "sync_p99_us": None, "sync_p999_us": None,
                "forced_writebacks": None, "fr_writes": None, "forced_per_write": None,
                "read_hits": None, "read_misses": None, "read_fills": None,
-               "prefetched": None,
+               "prefetched": None, "pinned_waits": None,
                "chunks_written_back": None, "fsyncs": None, "runtime_s": None,
-               "written_mib": None, "queue_dev": r.get("queue_dev")}
+               "written_mib": None, "queue_dev": r.get("queue_dev"),
+               "origin_writes": None, "origin_write_mib": None,
+               "origin_kib_per_write": None, "origin_flushes": None}
         for q in QFLAGS:
             row["queue_" + q] = r.get("queue_" + q)
         wall_s = int(r.get("wall_ns") or 0) / 1e9
@@ -275,13 +295,16 @@ def read_runs(raw):
                 row["runtime_s"] = rt / 1000.0 if rt else None
                 wb = (jobs[0].get("write") or {}).get("io_bytes")
                 row["written_mib"] = round(wb / 2**20, 1) if wb else None
+        od = origin_delta(r.get("origin_before"), r.get("origin_after"))
+        if od:
+            row.update(od)
         d = fr_delta(r.get("status_before"), r.get("status_after"))
         if d:
             row["forced_writebacks"] = d["forced_writebacks"]
             row["fr_writes"] = d["writes"]
             row["forced_per_write"] = d["forced_per_write"]
             for k in ("read_hits", "read_misses", "read_fills", "chunks_written_back",
-                      "prefetched"):
+                      "prefetched", "pinned_waits"):
                 row[k] = d.get(k)
         out.append(row)
         # The read-mostly job's warm phase: a row of its own (no status
@@ -290,8 +313,10 @@ def read_runs(raw):
         if kind == "readmostly" and warm:
             wrow = dict(row, workload="readmostly_warm", forced_writebacks=None,
                         fr_writes=None, forced_per_write=None, read_hits=None,
-                        read_misses=None, read_fills=None, prefetched=None,
-                        chunks_written_back=None, fsyncs=None)
+                        read_misses=None, read_fills=None, prefetched=None, pinned_waits=None,
+                        chunks_written_back=None, fsyncs=None, origin_writes=None,
+                        origin_write_mib=None, origin_kib_per_write=None,
+                        origin_flushes=None)
             (wrow["value"], wrow["p50_us"], wrow["p99_us"], wrow["p999_us"],
              wrow["sync_p50_us"], wrow["sync_p99_us"], wrow["sync_p999_us"]) = \
                 metric_of_fio(warm[0], "readmostly_warm", wall_s)
@@ -384,7 +409,9 @@ def main():
     cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
             "sync_p50_us", "sync_p99_us", "sync_p999_us", "forced_writebacks", "fr_writes",
             "forced_per_write", "read_hits", "read_misses", "read_fills", "prefetched",
-            "chunks_written_back", "fsyncs", "runtime_s", "written_mib", "queue_dev"] + \
+            "chunks_written_back", "pinned_waits", "fsyncs", "runtime_s", "written_mib",
+            "origin_writes",
+            "origin_write_mib", "origin_kib_per_write", "origin_flushes", "queue_dev"] + \
         ["queue_" + q for q in QFLAGS] + ["verify"]
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")
@@ -459,7 +486,7 @@ def main():
     # dm-linear over the PM: the floor any dm target pays over raw PM, and
     # dm-fr against that floor.
     for kind, name in (("qd1_fsync", "durable_randwrite_qd1"), ("2j_fsync", "durable_randwrite_2j"),
-                       ("randread", "cached_randread")):
+                       ("randread", "cached_randread"), ("readmostly_warm", "readmostly_warm")):
         put(f"{name}_dm_linear_vs_raw_pm", paired_ratio(perf, B, kind, "dml", "raw"))
         put(f"{name}_vs_dm_linear", paired_ratio(perf, B, kind, "fr", "dml"))
     # Reference ratios (dm-writecache and the diagnostics).
@@ -642,6 +669,10 @@ def main():
                           "fsyncs": med(fsy), "fsyncs_min": min(fsy) if fsy else None,
                           "fsyncs_max": max(fsy) if fsy else None,
                           "runtime_s": med([r["runtime_s"] for r in g]),
+                          "origin_writes": med([r.get("origin_writes") for r in g]),
+                          "origin_kib_per_write": med([r.get("origin_kib_per_write")
+                                                       for r in g]),
+                          "origin_flushes": med([r.get("origin_flushes") for r in g]),
                           "verify": ver})
         return lines
 
@@ -865,6 +896,12 @@ def write_markdown(out, S, fss):
             L.append(f"| {CONFIG_NAMES.get(f['config'], f['config'])} | {f['devs']} | {f['where']} | "
                      f"{f['runs']} | " + " | ".join(str(f.get(q)) for q in QFLAGS) + " |")
 
+    def origin_cell(t):
+        if t.get("origin_writes") is None:
+            return "-"
+        return (f"{ifmt(t['origin_writes'])}, {fmt(t.get('origin_kib_per_write'))}, "
+                f"{ifmt(t.get('origin_flushes'))}")
+
     def table(title, rows, unit, sync=False):
         L.append(f"\n### {title}\n")
         hdr = f"| config | {unit} (median) | min .. max | n | p50 us | p99 us | p99.9 us |"
@@ -872,8 +909,9 @@ def write_markdown(out, S, fss):
         if sync:
             hdr += " fsync p50 / p99 / p99.9 us | fsyncs per run (median, min .. max) |"
             sep += "---|---|"
-        hdr += " forced writebacks / write | read fills (prefetched) | verified |"
-        sep += "---|---|---|"
+        hdr += (" forced writebacks / write | read fills (prefetched) | origin writes, KiB each, "
+                "flushes | verified |")
+        sep += "---|---|---|---|"
         L.append(hdr)
         L.append(sep)
         for t in rows:
@@ -886,13 +924,15 @@ def write_markdown(out, S, fss):
             line += (f" {fmt(t['forced_per_write']) if t['forced_per_write'] is not None else '-'} | "
                      f"{fmt(t['read_fills'])}"
                      f"{' (' + fmt(t['prefetched']) + ')' if t.get('prefetched') is not None else ''}"
-                     f" | {t['verify']} |")
+                     f" | {origin_cell(t)} | {t['verify']} |")
             L.append(line)
 
     L.append("\n## Block level\n")
     L.append("Region sizes, offsets and the exact fio options are in bench/jobs/*.fio. Latencies "
              "are fio's total latency (submission to completion) of the main operation; for "
-             "fsync jobs the fsync latency is given apart.")
+             "fsync jobs the fsync latency is given apart. The origin's requests are what its "
+             "/sys/block/<dev>/stat counted during the measured run (write requests as the "
+             "disk got them, after the block layer's merging; flushes).")
     for kind, title, unit in BLOCK_WORKLOADS:
         rows = S["tables"].get(f"block/{kind}")
         if rows:

@@ -108,6 +108,10 @@ for b in /sys/block/vd*; do
 	[ "$(cat "$b/serial" 2>/dev/null)" = bench ] && ORIGIN=/dev/${b##*/}
 done
 [ -n "$ORIGIN" ] || die "no origin disk with serial 'bench'"
+# origin_stat: the origin's /sys/block/<dev>/stat, one line (requests it
+# completed: writes, sectors, flushes...), taken around each measured run.
+ORIGIN_STAT=/sys/block/${ORIGIN##*/}/stat
+origin_stat() { tr -s ' ' < "$ORIGIN_STAT" | sed 's/^ //'; }
 # udev would probe (read) every new dm device as it appears, through the cache
 # under test, while the next step already runs: stop it.  /dev/dm-N nodes come
 # from devtmpfs; dmsetup runs with --noudevsync.
@@ -331,7 +335,7 @@ blk_run() {
 	# overflow ratios' ceiling), a job file of its own.
 	[ "$cfg" = origin-max ] && job=$JOBS/origin-ceiling.fio
 	case $wl in
-	readmostly|seqread) [ $cfg = raw ] && prefill $PM 256 64 ;;
+	readmostly|seqread) case $cfg in raw|dml) prefill $PM 256 64 ;; esac ;;
 	randread|overflow_*|halfpm) ;;
 	*) case $cfg in raw|dml) prefill $PM 0 64 ;; esac ;;
 	esac
@@ -348,6 +352,7 @@ blk_run() {
 		lap prep
 	fi
 	s0=$(status)
+	o0=$(origin_stat)
 	# One fio process (fio starts slowly under TCG): "run" (the measured
 	# run; its exec_postrun takes the target's status), then with stonewall
 	# "warm" (read-mostly: the run again, on what it cached), "check" (read
@@ -356,15 +361,17 @@ blk_run() {
 	grep -q '^\[warm\]' "$job" && secs+=(--section=warm)
 	grep -q '^\[check\]' "$job" && secs+=(--section=check)
 	grep -q '^\[vrun\]' "$job" && secs+=(--section=vrun)
-	printf '#!/bin/sh\n%s\n' "${DMNAME:+$DMS status $DMNAME > $OUT/tmp/status-after}" > "$OUT/tmp/postrun.sh"
+	printf '#!/bin/sh\n%s\ncat %s > %s\n' "${DMNAME:+$DMS status $DMNAME > $OUT/tmp/status-after}" \
+		"$ORIGIN_STAT" "$OUT/tmp/origin-after" > "$OUT/tmp/postrun.sh"
 	chmod +x "$OUT/tmp/postrun.sh"
-	rm -f "$OUT/tmp/status-after"
+	rm -f "$OUT/tmp/status-after" "$OUT/tmp/origin-after"
 	export BENCH_POSTRUN=$OUT/tmp/postrun.sh
 	t0=$(date +%s%N)
 	timeout $FIO_TIMEOUT fio "${secs[@]}" "$job" --output-format=json \
 		--output="$OUT/fio/$id.json" > "$OUT/log/$id.stderr" 2>&1 || { verify=FAIL; why="$why fio(rc)"; }
 	t1=$(date +%s%N)
 	s1=$(tr -s ' ' < "$OUT/tmp/status-after" 2>/dev/null)
+	o1=$(tr -s ' ' < "$OUT/tmp/origin-after" 2>/dev/null | sed 's/^ //')
 	lap fio
 	if grep -Eqi 'verify:|bad magic|bad header|crc32c.*(wanted|got)' "$OUT/log/$id.stderr" ||
 	   [ "$(sed -n '/^{/,$p' "$OUT/fio/$id.json" | jq '[.jobs[].error] | add' 2>/dev/null)" != 0 ]; then
@@ -377,6 +384,7 @@ blk_run() {
 	lap remove
 	rec set block workload "$wl" config "$cfg" rep "$rep" fio "fio/$id.json" \
 		status_before "$s0" status_after "$s1" wall_ns $((t1 - t0)) runtime "$BENCH_RUNTIME" \
+		origin_before "$o0" origin_after "$o1" \
 		verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	log "$wl $cfg rep $rep: $(sed -n '/^{/,$p' "$OUT/fio/$id.json" |
 		jq -r '[.jobs[0].write.iops, .jobs[0].read.iops] | map(floor) | join(" w/r ")' 2>/dev/null) IOPS, verify $verify${why:+:$why};$STEPS"
@@ -388,7 +396,7 @@ BLOCK_SPECS=(
 	"2j_fsync randwrite-fsync-2j raw fr wc dml"
 	"odirect randwrite-odirect raw fr wc"
 	"randread randread-cached raw fr wc dml"
-	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw fr wc origin}"
+	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw dml fr wc origin}"
 	"seqread seqread-cold ${BENCH_SEQ_CONFIGS:-raw fr wc origin}"
 	"halfpm halfpm-randwrite fr"
 )
@@ -499,6 +507,7 @@ fs_run() {
 	for j in "${jobs[@]}"; do
 		id=$base-$j
 		s0=$(status)
+		o0=$(origin_stat)
 		t0=$(date +%s%N)
 		case $j in
 		varmail)
@@ -519,7 +528,7 @@ fs_run() {
 		esac
 		t1=$(date +%s%N)
 		s1=$(status)
-		res[$j]="$s0|$s1|$((t1 - t0))"
+		res[$j]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)"
 		lap $j
 	done
 	# Every job's files, read back from the device: unmounted and mounted
@@ -552,9 +561,10 @@ fs_run() {
 	fsck_of "$fs" "$DEV" > "$OUT/log/$base-fsck.log" 2>&1 || { verify=FAIL why="$why fsck"; }
 	lap umount+fsck
 	for j in "${jobs[@]}"; do
-		IFS='|' read -r s0 s1 t0 <<< "${res[$j]:-||0}"
+		IFS='|' read -r s0 s1 t0 o0 o1 <<< "${res[$j]:-||0||}"
 		rec set fs fs "$fs" config "$cfg" rep "$rep" job "$j" fio "fio/$base-$j.json" \
 			status_before "$s0" status_after "$s1" wall_ns "$t0" \
+			origin_before "$o0" origin_after "$o1" \
 			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	done
 	rmcfg
