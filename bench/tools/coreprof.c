@@ -11,7 +11,8 @@
  *   phase_write_miss   N 4 KiB writes to chunks not cached (fresh slots)
  *   phase_write_hit    N 4 KiB overwrites of cached chunks
  *   phase_read_hit     N lookups + 4 KiB copies out of PM
- *   phase_writeback    fr_writeback() of everything dirty, in batches of 64
+ *   phase_writeback    fr_writeback() of everything dirty, in batches of
+ *                      WB_BATCH (the target's default writeback_jobs)
  *   phase_recover      fr_recover() of the whole image
  *   phase_raw_copy     N bare 4 KiB copies: what raw PM does per write
  * The fr_pm_* primitives are plain memory operations here (the kernel's are
@@ -358,16 +359,19 @@ static void __attribute__((noinline)) phase_read_hit(struct fr_cache *c, u64 n, 
 	}
 }
 
+/* Chunks per writeback batch: writeback_jobs' default (dm-fr/fr-table.c). */
+#define WB_BATCH 1024
+
 static u64 __attribute__((noinline)) phase_writeback(struct fr_cache *c)
 {
-	static struct fr_wb_snap snaps[64];
+	static struct fr_wb_snap snaps[WB_BATCH];
 	u64 cursor = 0, total = 0;
 	size_t used = 0;
 	int r;
 
 	for (;;) {
 		OP_BEGIN();
-		r = fr_writeback(c, &cursor, 64, snaps, &ops, &used);
+		r = fr_writeback(c, &cursor, WB_BATCH, snaps, &ops, &used);
 		if (r <= 0)
 			break;
 		OP_END(K_WRITEBACK, (u64)r);	/* one batch: r chunks */

@@ -64,7 +64,7 @@ json.dump({"instructions_per_op": {k: round(v) for k, v in per.items()},
                    "-DCOREPROF_COUNT build: fences (fr_pm_fence), store8 (8-byte tag "
                    "stores), lines (distinct 64-byte PM lines stored to), line_writes "
                    "(distinct lines per fence epoch), bytes stored; per chunk for "
-                   "writeback (64-chunk batches) and recovery (of the whole image)"},
+                   "writeback (batches of 1024 chunks, the default writeback_jobs) and recovery (of the whole image)"},
           open(dst, "w"), indent=1)
 print(json.dumps(per))
 PY

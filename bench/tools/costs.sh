@@ -120,7 +120,7 @@ image of {cp['pm_chunks']} 4 KiB chunks); machine-readable: costs.json.
 | write miss (chunk not cached, empty slot) | {f(m['fences'])} | {f(m['pm_lines'])} | {f(m['line_writes'])} | {f(m['tag_stores'])} | {m['instructions']} |
 | write hit (overwrite of a cached chunk) | {f(h['fences'])} | {f(h['pm_lines'])} | {f(h['line_writes'])} | {f(h['tag_stores'])} | {h['instructions']} |
 | read hit | {f(r['fences'])} | {f(r['pm_lines'])} | {f(r['line_writes'])} | {f(r['tag_stores'])} | {r['instructions']} |
-| writeback, per chunk (batches of 64) | {f(w['fences'])} (1 per batch) | {f(w['pm_lines'])} | {f(w['line_writes'])} | {f(w['tag_stores'])} | {w['instructions']} |
+| writeback, per chunk (batches of 1024, the default) | {f(w['fences'])} (1 per batch) | {f(w['pm_lines'])} | {f(w['line_writes'])} | {f(w['tag_stores'])} | {w['instructions']} |
 | recovery, per chunk (clean image) | {f(rc['fences'])} (none: the scan alone) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {rc['instructions']} |
 | FLUSH / FUA | 0 | 0 | 0 | 0 | (glue only) |
 | raw 4 KiB copy (for scale) | 0 | 64 | 64 | 0 | {raw_ir} |
@@ -155,7 +155,7 @@ points"):
 - **Read hit**: a lookup in the tags and `copy_mc_to_kernel` out of PM:
   nothing stored.
 - **Writeback**: step 4 clears D on each chunk written back (1 tag store),
-  one fence for the batch of up to 64 chunks, after the origin's flush.
+  one fence for the batch of up to `writeback_jobs` chunks (1024 by default), after the origin's flush.
 - **Recovery** of a cleanly written image stores nothing and fences
   nothing: the scan alone reads the tags (32 per machine-check-safe copy)
   and builds the bitmaps, and the passes that store (and fence) run only

@@ -76,7 +76,7 @@ static const struct verb_help helps[] = {
 "                          (kernel default 5000; 0: never)\n"
 "  --high-watermark PCT    dirty % that starts writeback at once (default 50)\n"
 "  --low-watermark PCT     watermark writeback stops below this (default 25)\n"
-"  --writeback-jobs N      chunks per writeback batch, 1..1024 (default 64)\n"
+"  --writeback-jobs N      chunks per writeback batch, 1..1024 (default 1024)\n"
 "  --cleaner               start in cleaner mode (writes go through)\n"
 "  --no-read-fill          do not cache data read from the origin\n"
 "  -f, --force             accept an origin other than the recorded one\n"
