@@ -91,7 +91,8 @@ CEILINGS = {
                            "FS on raw PM vs FS on the origin (same FS)"),
     "overflow_rand_write_vs_dm_writecache": ("ref_overflow_rand_origin_max_vs_dm_writecache",
                                              "the origin taking the same bytes at its most "
-                                             "vs dm-writecache"),
+                                             "vs dm-writecache: 1 MiB writes in order, a loose "
+                                             "bound for random writes"),
     "overflow_seq_write_vs_dm_writecache": ("ref_overflow_seq_origin_max_vs_dm_writecache",
                                             "the origin taking the same bytes at its most "
                                             "vs dm-writecache"),

@@ -52,7 +52,7 @@ static const struct fr_tunable fr_tunables[] = {
 	{ "low_watermark", 0, 100, 25,
 	  offsetof(struct dm_fr, low_watermark),
 	  "Invalid low_watermark (0..100)", NULL, false },
-	{ "writeback_jobs", 1, 1024, 1024,
+	{ "writeback_jobs", 1, 1024, FR_WB_JOBS_DEFAULT,
 	  offsetof(struct dm_fr, writeback_jobs),
 	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
 	{ "prefetch_kib", 0, FR_PREFETCH_MAX_KIB, FR_PREFETCH_MAX_KIB,

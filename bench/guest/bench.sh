@@ -109,9 +109,10 @@ for b in /sys/block/vd*; do
 done
 [ -n "$ORIGIN" ] || die "no origin disk with serial 'bench'"
 # origin_stat: the origin's /sys/block/<dev>/stat, one line (requests it
-# completed: writes, sectors, flushes...), taken around each measured run.
+# completed: writes, sectors, flushes...), taken around each measured run;
+# bench/report.py splits it on white space.
 ORIGIN_STAT=/sys/block/${ORIGIN##*/}/stat
-origin_stat() { tr -s ' ' < "$ORIGIN_STAT" | sed 's/^ //'; }
+origin_stat() { cat "$ORIGIN_STAT"; }
 # udev would probe (read) every new dm device as it appears, through the cache
 # under test, while the next step already runs: stop it.  /dev/dm-N nodes come
 # from devtmpfs; dmsetup runs with --noudevsync.
@@ -371,7 +372,7 @@ blk_run() {
 		--output="$OUT/fio/$id.json" > "$OUT/log/$id.stderr" 2>&1 || { verify=FAIL; why="$why fio(rc)"; }
 	t1=$(date +%s%N)
 	s1=$(tr -s ' ' < "$OUT/tmp/status-after" 2>/dev/null)
-	o1=$(tr -s ' ' < "$OUT/tmp/origin-after" 2>/dev/null | sed 's/^ //')
+	o1=$(cat "$OUT/tmp/origin-after" 2>/dev/null)
 	lap fio
 	if grep -Eqi 'verify:|bad magic|bad header|crc32c.*(wanted|got)' "$OUT/log/$id.stderr" ||
 	   [ "$(sed -n '/^{/,$p' "$OUT/fio/$id.json" | jq '[.jobs[].error] | add' 2>/dev/null)" != 0 ]; then

@@ -359,8 +359,8 @@ static void __attribute__((noinline)) phase_read_hit(struct fr_cache *c, u64 n, 
 	}
 }
 
-/* Chunks per writeback batch: writeback_jobs' default (dm-fr/fr-table.c). */
-#define WB_BATCH 1024
+/* Chunks per writeback batch: the target's default writeback_jobs. */
+#define WB_BATCH FR_WB_JOBS_DEFAULT
 
 static u64 __attribute__((noinline)) phase_writeback(struct fr_cache *c)
 {
