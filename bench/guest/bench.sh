@@ -119,6 +119,19 @@ origin_stat() { cat "$ORIGIN_STAT"; }
 udevadm control --exit 2>/dev/null
 DMS="dmsetup --noudevsync"
 PM_BYTES=$(blockdev --getsize64 $PM)
+# The load-time sets activate a PM of their own, BENCH_LOAD_PM_MIB large
+# (tests/bench/run --load-pm: /dev/pmem1, above 4 GiB): on a small PM the
+# fixed cost of a dmsetup create hides the part that grows with the PM, and
+# a PM in use is many GiB.  0: they use slices of /dev/pmem0.
+LOAD_PM=$PM
+if [ "${BENCH_LOAD_PM_MIB:-0}" -gt 0 ]; then
+	LOAD_PM=/dev/pmem1
+	[ -b $LOAD_PM ] || die "no $LOAD_PM (BENCH_LOAD_PM_MIB=$BENCH_LOAD_PM_MIB)"
+	[ "$(blockdev --getsize64 $LOAD_PM)" = $((BENCH_LOAD_PM_MIB << 20)) ] ||
+		die "$LOAD_PM is not $BENCH_LOAD_PM_MIB MiB"
+	[ "$(cat /sys/block/pmem1/queue/dax)" = 1 ] || die "$LOAD_PM is not DAX-capable"
+fi
+LOAD_PM_BYTES=$(blockdev --getsize64 $LOAD_PM)
 ORIGIN_BYTES=$(blockdev --getsize64 "$ORIGIN")
 MIB=2048	# sectors per MiB
 
@@ -130,7 +143,8 @@ linear() { # NAME DEV START_MIB LEN_MIB -> /dev/dm-N
 	dmdev "$1"
 }
 
-jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg origin_bytes "$ORIGIN_BYTES" \
+jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg load_pm "$LOAD_PM" \
+	--arg load_pm_bytes "$LOAD_PM_BYTES" --arg origin_bytes "$ORIGIN_BYTES" \
 	--arg cpus "$(nproc)" --arg mem_kb "$(awk '/MemTotal/ { print $2 }' /proc/meminfo)" \
 	--arg fio "$(fio --version)" --arg reps "$REPS" --arg runtime "$RT" --arg fs_runtime "$FSRT" \
 	--arg headline_reps "$HREPS" --arg headline_runtime "$HRT" --arg fs_fsyncs "$FSYNCS" \
@@ -140,7 +154,7 @@ jq -n --arg kernel "$(uname -r)" --arg pm_bytes "$PM_BYTES" --arg origin_bytes "
 	--arg sets "$SETS" --arg fr_srcversion "$(modinfo -F srcversion "$FR_KO")" \
 	--arg cpu_flags "$(grep -m1 '^flags' /proc/cpuinfo | grep -o 'clwb\|clflushopt' | tr '\n' ' ')" \
 	'$ARGS.named' > "$OUT/meta.json"
-log "kernel $(uname -r), PM $PM $((PM_BYTES >> 20)) MiB, origin $ORIGIN $((ORIGIN_BYTES >> 20)) MiB"
+log "kernel $(uname -r), PM $PM $((PM_BYTES >> 20)) MiB, load-time PM $LOAD_PM $((LOAD_PM_BYTES >> 20)) MiB, origin $ORIGIN $((ORIGIN_BYTES >> 20)) MiB"
 # The emulated PM is guest RAM that QEMU backs lazily: the first store to
 # each page costs a host page fault (and zeroing).  Touch all of it once, so
 # that no configuration pays for the first touch of the PM it uses.
@@ -313,7 +327,7 @@ LEN_BLK=$((4096 * MIB))	# 4 GiB of origin behind the caches
 #   [0, 320M)     block workloads (writes in [0, 240M), read-mostly in [256M, 320M))
 #   [1G, 1.25G)   larger-than-PM workloads
 #   [2G, 2.5G)    the file systems
-#   [4G, 5G) and [5G, 6G)   the load-time test (dm-fr, dm-writecache)
+#   [4G, 8G)      the load-time tests (load_origin)
 
 prefill() { # DEV OFFSET_MIB SIZE_MIB: sequential writes with crc32c headers every 4 KiB
 	fio --name=prefill --filename="$1" --offset=$(($2))m --size=$(($3))m --rw=write \
@@ -663,17 +677,18 @@ fsbig_set() {
 # (bytes), LT_FILL_NS, LT_LOAD_NS, LT_FLOOR_NS, LT_SFULL, LT_SLOADED (status
 # lines), LT_TABLE and LT_WHY (empty if all went well).
 load_time() {
-	local cfg=$1 pms=$2 orig=$3 id=$4 s t0 t1 opts=()
+	local cfg=$1 pms=$2 orig=$3 id=$4 s t0 t1 opts=() len
 	LT_WHY=
+	len=$(blockdev --getsz "$orig")
 	case $cfg in
 	fr)
 		opts=(writeback_period 0 high_watermark 100 low_watermark 100)
-		mkcfg fr "$pms" "$orig" $((1024 * MIB)) "${opts[@]}" || LT_WHY="$LT_WHY create-load"
+		mkcfg fr "$pms" "$orig" "$len" "${opts[@]}" || LT_WHY="$LT_WHY create-load"
 		;;
 	wc)
 		zero_head "$pms"
 		DMNAME=bwc
-		$DMS create bwc --table "0 $((1024 * MIB)) writecache p $orig $pms 4096 4 high_watermark 100 low_watermark 99" ||
+		$DMS create bwc --table "0 $len writecache p $orig $pms 4096 4 high_watermark 100 low_watermark 99" ||
 			LT_WHY="$LT_WHY create-load"
 		DEV=$(dmdev bwc)
 		;;
@@ -691,7 +706,7 @@ load_time() {
 	LT_SFULL=$(status)
 	LT_TABLE=$($DMS table "$DMNAME")
 	# The same table without "fresh": recover (or resume) what is there.
-	[ "$cfg" = fr ] && LT_TABLE="0 $((1024 * MIB)) fr $orig $pms ${#opts[@]} ${opts[*]}"
+	[ "$cfg" = fr ] && LT_TABLE="0 $len fr $orig $pms ${#opts[@]} ${opts[*]}"
 	rmcfg
 	sync
 	# Each timed create starts with udev idle: not still handling the
@@ -716,17 +731,28 @@ load_time() {
 	rmcfg
 }
 
+# load_origin MIB: the origin behind a load-time test of a MIB MiB PM, at
+# least 1 GiB and as large as the PM (a cache fills all of it), from 4 GiB on.
+load_origin() {
+	local mib=$(($1 > 1024 ? $1 : 1024))
+	[ $(((4096 + mib) << 20)) -le "$ORIGIN_BYTES" ] ||
+		die "the origin has no room for a $1 MiB load-time test"
+	linear blorig "$ORIGIN" 4096 $mib
+}
+
 # load_run CFG REP: the DRAM a cache takes on a 64 MiB slice of the PM and on
-# the whole PM (512 MiB); then the load time of a full LOAD_MIB slice
+# the whole PM (512 MiB); then the load time of the whole load-time PM, full
 # (load_time).
-LOAD_MIB=256
+LOAD_MIB=$((LOAD_PM_BYTES >> 20))
+[ "$LOAD_PM" != "$PM" ] || LOAD_MIB=256
 load_run() {
 	local cfg=$1 rep=$2 orig id="load-$1-$2" m0 m1 m2 m3 v0 v1
 	local verify=ok why= mod pms
 	case $cfg in
-	fr) orig=$(linear blorig "$ORIGIN" 4096 1024) mod=dm_fr ;;
-	wc) orig=$(linear blorig "$ORIGIN" 5120 1024) mod=dm_writecache ;;
+	fr) mod=dm_fr ;;
+	wc) mod=dm_writecache ;;
 	esac
+	orig=$(load_origin $LOAD_MIB)
 	pms=$(linear blpm $PM 0 64)
 	m0=$(dram_kb)
 	mkcfg "$cfg" "$pms" "$orig" $((1024 * MIB)) || why="$why create-small"
@@ -739,7 +765,7 @@ load_run() {
 	m3=$(dram_kb)
 	v1=$(vmalloc_of $mod)
 	rmcfg
-	pms=$(linear blpm $PM 0 $LOAD_MIB)
+	pms=$(linear blpm $LOAD_PM 0 $LOAD_MIB)
 	load_time "$cfg" "$pms" "$orig" "$id"
 	why="$why$LT_WHY"
 	[ -z "$why" ] || verify=FAIL
@@ -763,16 +789,17 @@ load_set() {
 }
 
 # The load time of a full PM against its size (BENCH_LOAD_SWEEP_MIB, slices
-# of the PM), once each for dm-fr and dm-writecache: how activation grows,
-# for the projection to a large PM (report.py fits a line to it).
-LOAD_SWEEP_MIB=${BENCH_LOAD_SWEEP_MIB:-64 128 256 448}
+# of the load-time PM), once each for dm-fr and dm-writecache: how activation
+# grows, for the projection to a large PM (report.py fits a line to these
+# and to the load set's loads of the whole load-time PM).
+LOAD_SWEEP_MIB=${BENCH_LOAD_SWEEP_MIB:-64 512 1024 2048}
 loadsweep_set() {
 	local mib cfg orig pms verify
 	for mib in $LOAD_SWEEP_MIB; do
-		[ $((mib << 20)) -le "$PM_BYTES" ] || continue
+		[ $((mib << 20)) -le "$LOAD_PM_BYTES" ] || continue
 		for cfg in fr wc; do
-			orig=$(linear blorig "$ORIGIN" 4096 1024)
-			pms=$(linear blpm $PM 0 "$mib")
+			orig=$(load_origin "$mib")
+			pms=$(linear blpm $LOAD_PM 0 "$mib")
 			load_time "$cfg" "$pms" "$orig" "loadsweep-$cfg-$mib"
 			verify=ok
 			[ -z "$LT_WHY" ] || verify="FAIL:$LT_WHY"
