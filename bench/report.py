@@ -212,6 +212,23 @@ def origin_delta(before, after):
     return d
 
 
+def cpu_delta(before, after):
+    """The guest's CPU time during the run, from /proc/stat's "cpu" line
+    before and after (user nice system idle iowait irq softirq steal ...):
+    the share of all its CPUs' time that was busy, and that was in the
+    kernel (system, irq, softirq)."""
+    a, b = (before or "").split()[1:9], (after or "").split()[1:9]
+    if len(a) < 8 or len(b) < 8 or not all(x.isdigit() for x in a + b):
+        return None
+    d = [int(y) - int(x) for x, y in zip(a, b)]
+    total = sum(d)
+    if total <= 0:
+        return None
+    idle = d[3] + d[4]
+    return {"guest_cpu_busy": round((total - idle) / total, 3),
+            "guest_cpu_kernel": round((d[2] + d[5] + d[6]) / total, 3)}
+
+
 def metric_of_fio(job, kind, wall_s):
     """(value, p50, p99, p999, sync p50/p99/p99.9) for one fio job of this kind."""
     w, r = job.get("write", {}), job.get("read", {})
@@ -266,7 +283,8 @@ def read_runs(raw):
                "chunks_written_back": None, "fsyncs": None, "runtime_s": None,
                "written_mib": None, "queue_dev": r.get("queue_dev"),
                "origin_writes": None, "origin_write_mib": None,
-               "origin_kib_per_write": None, "origin_flushes": None}
+               "origin_kib_per_write": None, "origin_flushes": None,
+               "guest_cpu_busy": None, "guest_cpu_kernel": None}
         for q in QFLAGS:
             row["queue_" + q] = r.get("queue_" + q)
         wall_s = int(r.get("wall_ns") or 0) / 1e9
@@ -299,6 +317,9 @@ def read_runs(raw):
         od = origin_delta(r.get("origin_before"), r.get("origin_after"))
         if od:
             row.update(od)
+        cd = cpu_delta(r.get("cpu_before"), r.get("cpu_after"))
+        if cd:
+            row.update(cd)
         d = fr_delta(r.get("status_before"), r.get("status_after"))
         if d:
             row["forced_writebacks"] = d["forced_writebacks"]
@@ -412,7 +433,8 @@ def main():
             "forced_per_write", "read_hits", "read_misses", "read_fills", "prefetched",
             "chunks_written_back", "pinned_waits", "fsyncs", "runtime_s", "written_mib",
             "origin_writes",
-            "origin_write_mib", "origin_kib_per_write", "origin_flushes", "queue_dev"] + \
+            "origin_write_mib", "origin_kib_per_write", "origin_flushes",
+            "guest_cpu_busy", "guest_cpu_kernel", "queue_dev"] + \
         ["queue_" + q for q in QFLAGS] + ["verify"]
     with open(os.path.join(out, "runs.csv"), "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols, extrasaction="ignore")

@@ -113,6 +113,9 @@ done
 # bench/report.py splits it on white space.
 ORIGIN_STAT=/sys/block/${ORIGIN##*/}/stat
 origin_stat() { cat "$ORIGIN_STAT"; }
+# cpu_stat: /proc/stat's "cpu" line, the guest's CPU time so far (report.py:
+# the share of it a file-system job kept busy, and in the kernel).
+cpu_stat() { head -1 /proc/stat; }
 # udev would probe (read) every new dm device as it appears, through the cache
 # under test, while the next step already runs: stop it.  /dev/dm-N nodes come
 # from devtmpfs; dmsetup runs with --noudevsync.
@@ -482,7 +485,7 @@ jobfile_of() { # JOB -> its fio job file
 fs_run() {
 	local fs=$1 cfg=$2 rep=$3 pm=$4 orig=$5 len=$6
 	shift 6
-	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 mopt= base="fs-$fs-$cfg-$rep"
+	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 c0 c1 mopt= base="fs-$fs-$cfg-$rep"
 	local -A res
 	local preps=() checks=()
 	export BENCH_DIR=$MNT/d BENCH_RUNTIME=$FSRT BENCH_FS_MAX_RUNTIME=$FSMAXRT BENCH_OLTP_IO_SIZE=$OLTP_IO_SIZE
@@ -523,6 +526,7 @@ fs_run() {
 		id=$base-$j
 		s0=$(status)
 		o0=$(origin_stat)
+		c0=$(cpu_stat)
 		t0=$(date +%s%N)
 		case $j in
 		varmail)
@@ -543,7 +547,7 @@ fs_run() {
 		esac
 		t1=$(date +%s%N)
 		s1=$(status)
-		res[$j]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)"
+		res[$j]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)|$c0|$(cpu_stat)"
 		lap $j
 	done
 	# Every job's files, read back from the device: unmounted and mounted
@@ -576,10 +580,10 @@ fs_run() {
 	fsck_of "$fs" "$DEV" > "$OUT/log/$base-fsck.log" 2>&1 || { verify=FAIL why="$why fsck"; }
 	lap umount+fsck
 	for j in "${jobs[@]}"; do
-		IFS='|' read -r s0 s1 t0 o0 o1 <<< "${res[$j]:-||0||}"
+		IFS='|' read -r s0 s1 t0 o0 o1 c0 c1 <<< "${res[$j]:-||0||||}"
 		rec set fs fs "$fs" config "$cfg" rep "$rep" job "$j" fio "fio/$base-$j.json" \
 			status_before "$s0" status_after "$s1" wall_ns "$t0" \
-			origin_before "$o0" origin_after "$o1" \
+			origin_before "$o0" origin_after "$o1" cpu_before "$c0" cpu_after "$c1" \
 			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	done
 	rmcfg
