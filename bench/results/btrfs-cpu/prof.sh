@@ -1,7 +1,8 @@
 # bench/results/btrfs-cpu: a profile of Btrfs varmail on dm-fr, run as
 #   tests/vm/boot --pm memmap:512 --origin bench:8G --memory 3G --env FR_KO=<dm-fr.ko> \
 #     --env BENCH_VARMAIL=<varmail built from bench/tools/varmail.c> -- "bash prof.sh"
-# (FR_STATE is the boot's --state folder; perf from the host's linux-perf).
+# (FR_STATE is the boot's --state folder; perf is linux-perf's, installed by hand:
+# not one of the project's dependencies, as this is a one-off diagnosis).
 set -x
 modprobe dm-mod; modprobe nd_e820; modprobe nd_pmem; modprobe btrfs
 for d in $(modinfo -F depends "$FR_KO" | tr , ' '); do modprobe "$d"; done
