@@ -132,7 +132,7 @@ if [ "${BENCH_LOAD_PM_MIB:-0}" -gt 0 ]; then
 	[ -b $LOAD_PM ] || die "no $LOAD_PM (BENCH_LOAD_PM_MIB=$BENCH_LOAD_PM_MIB)"
 	[ "$(blockdev --getsize64 $LOAD_PM)" = $((BENCH_LOAD_PM_MIB << 20)) ] ||
 		die "$LOAD_PM is not $BENCH_LOAD_PM_MIB MiB"
-	[ "$(cat /sys/block/pmem1/queue/dax)" = 1 ] || die "$LOAD_PM is not DAX-capable"
+	[ "$(cat /sys/block/${LOAD_PM##*/}/queue/dax)" = 1 ] || die "$LOAD_PM is not DAX-capable"
 fi
 LOAD_PM_BYTES=$(blockdev --getsize64 $LOAD_PM)
 ORIGIN_BYTES=$(blockdev --getsize64 "$ORIGIN")
