@@ -808,7 +808,8 @@ def write_markdown(out, S, fss):
              "absolute rates mean nothing, ratios taken within the boot do. Each configuration was "
              "created fresh for each run; the configurations of a workload ran interleaved (rotated "
              "each repetition), and a ratio is the median of its per-repetition ratios, with the "
-             "min..max as its spread. Every run was verified (see Verification).\n")
+             "min..max as its spread. Every run's data was read back and checked; \"all runs "
+             "verified\" below says whether every check passed (the failures: Verification).\n")
     L.append("| | |\n|---|---|")
     pm_mib = int(m.get("pm_bytes", 0)) >> 20
     or_mib = int(m.get("origin_bytes", 0)) >> 20
