@@ -44,6 +44,8 @@
 # also run dm-writecache, ext4), BENCH_OLTP_FS (the file systems that run the
 # oltp job, "ext4 xfs": on Btrfs it takes 10-20 s a run),
 # BENCH_SETS (default "block load loadsweep fs fslong fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_FS_ORIGIN (a diagnostic: the device under the file systems' origin
+# area instead of the virtio disk; see FS_ORIGIN below),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
 # mix and the fileserver-like job; default ext4 only, for time), BENCH_BLOCK
 # (the block workloads to run; default all), BENCH_OVERFLOW_RUNTIME (s,
@@ -112,6 +114,12 @@ done
 # completed: writes, sectors, flushes...), taken around each measured run;
 # bench/report.py splits it on white space.
 ORIGIN_STAT=/sys/block/${ORIGIN##*/}/stat
+# BENCH_FS_ORIGIN (diagnostic): the device the file-system sets put their
+# origin area on instead of the virtio disk, e.g. /dev/pmem1 (tests/bench/run
+# --load-pm 3072): an origin as fast as PM, whose writes cost the host no
+# emulated disk I/O. Its stat is then the one counted.
+FS_ORIGIN=${BENCH_FS_ORIGIN:-$ORIGIN}
+[ -b "$FS_ORIGIN" ] || die "BENCH_FS_ORIGIN $FS_ORIGIN is not a block device"
 origin_stat() { cat "$ORIGIN_STAT"; }
 # cpu_stat: /proc/stat's "cpu" line, the guest's CPU time so far (report.py:
 # the share of it a file-system job kept busy, and in the kernel).
@@ -602,7 +610,7 @@ fs_run() {
 fs_set() {
 	local rep fs cfg cfgs orfs jobs nrep=$REPS
 	[ "$HREPS" -gt "$nrep" ] && nrep=$HREPS
-	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	orfs=$(linear bfsorigin "$FS_ORIGIN" 2048 512)
 	for rep in $(seq 1 "$nrep"); do
 		for fs in $FSLIST; do
 			if [ "$rep" -le "$REPS" ]; then
@@ -631,7 +639,7 @@ fs_set() {
 fslong_set() {
 	local rep fs cfg orfs
 	[ -n "$FSLONG" ] || return 0
-	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	orfs=$(linear bfsorigin "$FS_ORIGIN" 2048 512)
 	for rep in $(seq 1 "$REPS"); do
 		for fs in $FSLONG; do
 			for cfg in $(rotate $((rep - 1)) ${BENCH_FSLONG_CONFIGS:-pmfs dml fr}); do
@@ -646,7 +654,7 @@ fslong_set() {
 fsext_set() {
 	local rep orfs
 	case " $FSLIST " in *" ext4 "*) ;; *) return 0 ;; esac
-	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	orfs=$(linear bfsorigin "$FS_ORIGIN" 2048 512)
 	for rep in $(seq 1 "$REPS"); do
 		fs_run ext4 dax "$rep" $PM "$orfs" $((512 * MIB)) varmail oltp
 	done
@@ -658,7 +666,7 @@ fsext_set() {
 # it at block level, overflow_*; BENCH_FSBIG_CONFIGS puts it back.)
 fsbig_set() {
 	local rep cfg orfs slice
-	orfs=$(linear bfsorigin "$ORIGIN" 2048 512)
+	orfs=$(linear bfsorigin "$FS_ORIGIN" 2048 512)
 	slice=$(linear bpm32 $PM 0 32)
 	for rep in $(seq 1 "$REPS"); do
 		for cfg in $(rotate $((rep - 1)) ${BENCH_FSBIG_CONFIGS:-fr origin}); do
@@ -821,6 +829,7 @@ loadsweep_set() {
 
 for s in $SETS; do
 	log "=== $s"
+	case $s in fs*) ORIGIN_STAT=/sys/block/${FS_ORIGIN##*/}/stat ;; *) ORIGIN_STAT=/sys/block/${ORIGIN##*/}/stat ;; esac
 	"${s}_set"
 done
 log "done: $(wc -l < "$OUT/runs.jsonl") runs, $(grep -c '"verify":"FAIL' "$OUT/runs.jsonl") failed verification"

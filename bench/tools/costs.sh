@@ -134,7 +134,13 @@ alone is {raw_ir}); the writeback figure includes reading the chunk's data
 once into DRAM (the profile's stage copies it; since target 1.9 the kernel
 reads it machine-check safe into one page of scratch and sends the origin
 write from the pinned PM pages, the same reads and fewer DRAM writes; the
-origin I/O is not counted).
+origin I/O is not counted). So every chunk written back is read from PM
+twice: by that check read (64 lines), which keeps poisoned data off the
+origin (a chunk that fails it stays dirty, `unreadable`), and by the
+origin's DMA; dm-writecache's writeback reads it once, the DMA, unchecked.
+Under emulation the check read's copy is most of what dm-fr adds to a
+file system that makes it write back all the time (Btrfs varmail:
+bench/results/btrfs-cpu).
 
 Where each count comes from (fr-core.c; docs/protocol.md, "Steps and persist
 points"):
