@@ -159,6 +159,13 @@ struct dm_fr {
 
 	/* Table arguments, kept to print the table back as given. */
 	bool fresh;
+	bool drop_dirty;	/* fresh may format away dirty chunks */
+	/*
+	 * The dirty chunks of the table this one replaced, counted at its
+	 * first resume: passed on (fr_live_dirty) while this table has not
+	 * got the PM, because its resume was refused.
+	 */
+	u64 replaced_dirty;
 	u32 arg_chunk_size, arg_region_size;
 	u64 arg_stride;
 	bool read_fill;
@@ -263,6 +270,7 @@ bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n);
 bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg);
 int fr_claim_devices(struct dm_fr *fr, char **error);
 void fr_release_devices(struct dm_fr *fr);
+u64 fr_live_dirty(struct dm_fr *fr);
 
 /* fr-table.c */
 /*

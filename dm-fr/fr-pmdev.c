@@ -338,6 +338,30 @@ int fr_claim_devices(struct dm_fr *fr, char **error)
 	return conflict ? -EBUSY : 0;
 }
 
+/*
+ * The dirty chunks that the same device's other table (the live one, being
+ * replaced) holds on these PM pages: what a fresh table would format away.
+ * A table that never got the PM (its first resume was refused) passes on
+ * the count of the table it replaced: those chunks are still there.
+ */
+u64 fr_live_dirty(struct dm_fr *fr)
+{
+	struct dm_fr *o;
+	u64 n = 0;
+
+	mutex_lock(&fr_targets_lock);
+	list_for_each_entry(o, &fr_targets, node) {
+		if (o == fr || o->md != fr->md || o->ti->table == fr->ti->table ||
+		    !fr_pfns_overlap(fr->pm.pfn, fr->pm.pages, o->pm.pfn,
+				     o->pm.pages))
+			continue;
+		n += READ_ONCE(o->pm_ready) ? fr_count_dirty(&o->cache) :
+			READ_ONCE(o->replaced_dirty);
+	}
+	mutex_unlock(&fr_targets_lock);
+	return n;
+}
+
 /* Leave the registry (a no-op if never registered). */
 void fr_release_devices(struct dm_fr *fr)
 {

@@ -158,9 +158,9 @@ static int parse_origin_id(const char *s, char *out)
 /* The optional arguments of a table line, into fr (the constructor). */
 int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 {
-	/* 3 flags and 10 arguments with a value. */
+	/* 4 flags and 10 arguments with a value. */
 	static const struct dm_arg _args[] = {
-		{0, 23, "Invalid number of optional arguments"},
+		{0, 24, "Invalid number of optional arguments"},
 	};
 	const struct fr_tunable *t;
 	unsigned int argc;
@@ -179,6 +179,10 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 		argc--;
 		if (!strcasecmp(name, "fresh")) {
 			fr->fresh = true;
+			continue;
+		}
+		if (!strcasecmp(name, "drop_dirty")) {
+			fr->drop_dirty = true;
 			continue;
 		}
 		if (!strcasecmp(name, "cleaner")) {
@@ -242,6 +246,10 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 			*error = "Unrecognised optional argument";
 			return -EINVAL;
 		}
+	}
+	if (fr->drop_dirty && !fr->fresh) {
+		*error = "drop_dirty needs fresh";
+		return -EINVAL;
 	}
 	if (fr_tunables_refused(fr, NULL, 0)) {
 		*error = "low_watermark is above high_watermark";

@@ -120,6 +120,12 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	r = fr_claim_devices(fr, &ti->error);
 	if (r)
 		goto bad;
+	/* Checked again at the first resume, when the count is final. */
+	if (fr->fresh && !fr->drop_dirty && fr_live_dirty(fr)) {
+		ti->error = "PM holds dirty data of this device's live table (flush it first, or add drop_dirty)";
+		r = -EBUSY;
+		goto bad;
+	}
 
 	r = fr->fresh ? fr_prepare_format(fr, &ti->error) :
 			fr_prepare_recover(fr, &ti->error);
@@ -228,10 +234,24 @@ static int fr_preresume(struct dm_target *ti)
 
 	if (fr->pm_ready)
 		return 0;
+	/*
+	 * The table this one replaces is suspended now, its count final
+	 * (writes that reached it after this table was loaded count too). A
+	 * fresh table is refused over them and formats nothing: a recovering
+	 * table brings them back. A resume tried again finds no table to
+	 * replace (the first one destroyed it): the count only grows.
+	 */
+	WRITE_ONCE(fr->replaced_dirty, max(fr->replaced_dirty,
+					   fr_live_dirty(fr)));
+	if (fr->fresh && !fr->drop_dirty && fr->replaced_dirty) {
+		DMERR("%s: fresh table refused: the PM holds %llu dirty chunks of the table it replaces (flush first, or drop_dirty)",
+		      dm_table_device_name(fr->ti->table), fr->replaced_dirty);
+		return -EBUSY;
+	}
 	r = fr_init_pm(fr);
 	if (r)
 		return r;
-	fr->pm_ready = true;
+	WRITE_ONCE(fr->pm_ready, true);
 	fr_fault_set_data(fr, fr->cache.data,
 			  fr->cache.geo.chunk_shift + FR_SECTOR_SHIFT);
 	return 0;
@@ -461,7 +481,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 11, 0},
+	.version = {1, 12, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
