@@ -366,6 +366,20 @@ dm_dev() {
 # dev_majmin DEV: MAJ:MIN of a block device (as dm prints devices in tables).
 dev_majmin() { printf '%d:%d\n' "0x$(stat -L -c %t "$1")" "0x$(stat -L -c %T "$1")"; }
 
+# frctl_state_reset: what frctl leaves in the guest for the next case: the
+# origins' guards (fr-guard-* devices, frctl(8) GUARD), the origins registry
+# (/etc/frctl/origins: the guest's /etc is an overlay of the host's) and
+# /run/frctl. Register it after the origin (cleanups run last first), so
+# that the guards let go of it before it goes.
+frctl_state_reset() {
+	local n
+	for n in $(dmsetup info -c --noheadings -o name 2>/dev/null | grep '^fr-guard-'); do
+		dmsetup remove --retry "$n"
+	done
+	rm -f /etc/frctl/origins /etc/frctl/origins.new
+	rm -rf /run/frctl
+}
+
 # dm_create NAME TABLE: create a dm device (removed at cleanup) and print its
 # /dev/dm-N.
 dm_create() {

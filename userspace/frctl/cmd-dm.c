@@ -368,6 +368,9 @@ static int create_device(const char *name, const char *pm, const char *origin,
 			       name, params);
 		return FR_EXIT_OPERATIONAL;
 	}
+	/* The fr device holds the origin now; it is known from now on. */
+	origins_record(si.uuid_hex, id);
+	guard_release_pm(si.uuid_hex);
 	n = dmdev ? dev_set_nonrot(dmdev) : -ENODEV;
 	if (n)
 		fr_warn("%s: cannot mark it not rotational (%s): file systems may tune themselves for a disk",
@@ -686,9 +689,14 @@ int cmd_remove(int argc, char **argv)
 		fr_err("removing %s failed (in use? mounted?)", name);
 		return FR_EXIT_OPERATIONAL;
 	}
-	if (!flush && d.st.chunks_dirty)
-		printf("%s: removed; %llu dirty chunks stay on the PM until it is created again\n",
+	if (!flush && d.st.chunks_dirty) {
+		/* The bare origin is now a stale copy: not to be mounted. */
+		if (!strncmp(d.uuid, FR_UUID_PREFIX, strlen(FR_UUID_PREFIX)))
+			guard_hold_pm(d.uuid + strlen(FR_UUID_PREFIX),
+				      d.table.origin);
+		printf("%s: removed; %llu dirty chunks stay on the PM until it is created again (the origin is held: frctl(8), GUARD)\n",
 		       name, (unsigned long long)d.st.chunks_dirty);
+	}
 	else
 		printf("%s: removed%s\n", name,
 		       flush ? "; the origin holds all the data" : "");
@@ -864,7 +872,7 @@ out:
 
 /* ---- autoactivate ---------------------------------------------------- */
 
-static const char *run_dir(void)
+const char *frctl_run_dir(void)
 {
 	const char *d = getenv("FRCTL_RUNDIR");
 
@@ -924,7 +932,7 @@ static int frtab_lookup(const u8 uuid[16], char *name, size_t nlen,
 
 static void pending_path(const char *hex, char *out, size_t len)
 {
-	snprintf(out, len, "%s/pending/%s", run_dir(), hex);
+	snprintf(out, len, "%s/pending/%s", frctl_run_dir(), hex);
 }
 
 static void pending_remember(const char *hex, const char *pm)
@@ -932,9 +940,9 @@ static void pending_remember(const char *hex, const char *pm)
 	char p[PATH_MAX];
 	FILE *f;
 
-	snprintf(p, sizeof(p), "%s", run_dir());
+	snprintf(p, sizeof(p), "%s", frctl_run_dir());
 	mkdir(p, 0755);
-	snprintf(p, sizeof(p), "%s/pending", run_dir());
+	snprintf(p, sizeof(p), "%s/pending", frctl_run_dir());
 	mkdir(p, 0755);
 	pending_path(hex, p, sizeof(p));
 	f = fopen(p, "w");
@@ -952,7 +960,7 @@ static void pending_forget(const char *hex)
 
 	pending_path(hex, p, sizeof(p));
 	unlink(p);
-	snprintf(p, sizeof(p), "%s/pending", run_dir());
+	snprintf(p, sizeof(p), "%s/pending", frctl_run_dir());
 	rmdir(p);	/* only when empty: the udev rule tests for it */
 }
 
@@ -1063,8 +1071,8 @@ int cmd_autoactivate(int argc, char **argv)
 		return FR_EXIT_OPERATIONAL;
 
 	/* One activation at a time: udev may run several of us at once. */
-	mkdir(run_dir(), 0755);
-	snprintf(lock, sizeof(lock), "%s/lock", run_dir());
+	mkdir(frctl_run_dir(), 0755);
+	snprintf(lock, sizeof(lock), "%s/lock", frctl_run_dir());
 	fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		fr_err("cannot lock %s: %s", lock, strerror(errno));
@@ -1079,7 +1087,7 @@ int cmd_autoactivate(int argc, char **argv)
 		close(fd);
 		return r;
 	}
-	snprintf(p, sizeof(p), "%s/pending", run_dir());
+	snprintf(p, sizeof(p), "%s/pending", frctl_run_dir());
 	d = opendir(p);
 	if (!d) {
 		close(fd);

@@ -273,6 +273,12 @@ int format_pm(const char *pm_path, const char *origin_path,
 		goto out;
 	}
 	memcpy(uuid_out, p.uuid, 16);
+	if (im.blkdev) {
+		char hex[33];
+
+		uuid_hex(p.uuid, hex);
+		origins_record(hex, p.origin_id);
+	}
 	if (json) {
 		struct fr_meta m;
 		struct json_object *o;

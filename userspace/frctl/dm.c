@@ -208,8 +208,9 @@ bool dmw_target_registered(const char *target)
 	return found;
 }
 
-int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
-	       const char *target, const char *params, dev_t *rdev)
+static int create_flags(const char *name, const char *dm_uuid, uint64_t len,
+			const char *target, const char *params, uint16_t flags,
+			dev_t *rdev)
 {
 	struct dm_task *dmt = dm_task_create(DM_DEVICE_CREATE);
 	struct dm_info info = { 0 };
@@ -220,7 +221,7 @@ int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 		return -ENOMEM;
 	ok = dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, dm_uuid) &&
 	     dm_task_add_target(dmt, 0, len, target, params) &&
-	     dm_task_set_cookie(dmt, &cookie, 0) && dm_task_run(dmt);
+	     dm_task_set_cookie(dmt, &cookie, flags) && dm_task_run(dmt);
 	/* The device exists even if its number cannot be had: rdev 0 then. */
 	*rdev = ok && dm_task_get_info(dmt, &info) && info.exists ?
 		makedev(info.major, info.minor) : 0;
@@ -228,6 +229,24 @@ int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 		(void)dm_udev_wait(cookie);
 	dm_task_destroy(dmt);
 	return ok ? 0 : -EIO;
+}
+
+int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
+	       const char *target, const char *params, dev_t *rdev)
+{
+	return create_flags(name, dm_uuid, len, target, params, 0, rdev);
+}
+
+/*
+ * A device no udev rule but device-mapper's own looks at: not probed, no
+ * links, not a systemd device (the origin's guard).
+ */
+int dmw_create_hidden(const char *name, const char *dm_uuid, uint64_t len,
+		      const char *target, const char *params, dev_t *rdev)
+{
+	return create_flags(name, dm_uuid, len, target, params,
+			    DM_UDEV_DISABLE_DISK_RULES_FLAG |
+			    DM_UDEV_DISABLE_OTHER_RULES_FLAG, rdev);
 }
 
 int dmw_remove(const char *name, bool retry)

@@ -30,6 +30,7 @@ static const struct {
 	{ "dump", cmd_dump },
 	{ "probe", cmd_probe },
 	{ "autoactivate", cmd_autoactivate },
+	{ "guard", cmd_guard },
 };
 
 int main(int argc, char **argv)

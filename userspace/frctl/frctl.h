@@ -163,6 +163,13 @@ int cmd_probe(int argc, char **argv);
 
 /* origin.c: stable names for the origin device. */
 int origin_choose_id(const char *path, char *id, size_t idlen);
+/* guard.c: the origin's guard (what is known as an origin, hidden, held). */
+const char *origins_path(void);
+void origins_record(const char *hex, const char *id);
+void guard_release_pm(const char *hex);
+void guard_hold_pm(const char *hex, const char *majmin);
+int cmd_guard(int argc, char **argv);
+const char *frctl_run_dir(void);
 int origin_resolve_id(const char *id, char *path, size_t plen);
 bool same_device(const char *a, const char *b);
 

@@ -25,6 +25,7 @@ static const struct verb_help helps[] = {
 "  dump          show the superblock and a summary of the tags\n"
 "  probe         print udev properties of a PM device\n"
 "  autoactivate  activate a PM's device once its origin is present (udev)\n"
+"  guard         keep the origins of dm-fr devices from being used alone\n"
 "\n"
 "'frctl <command> --help' describes a command. See frctl(8).\n" },
 { "format",
@@ -205,6 +206,32 @@ static const struct verb_help helps[] = {
 "\n"
 "Exit status: 0 activated, present already, or waiting for the origin;\n"
 "8 operational error; 16 usage error.\n" },
+{ "guard",
+"Usage: frctl guard --udev DEV [LINK...]\n"
+"       frctl guard --hold DEV\n"
+"       frctl guard --forget DEV [--force]\n"
+"       frctl guard --list\n"
+"\n"
+"An origin keeps its file system's signature, and while its newest data\n"
+"waits on the PM the bare origin is a stale copy. The origins frctl knows\n"
+"(/etc/frctl/origins, written by format, create and autoactivate, and the\n"
+"PMs waiting in /run/frctl/pending) are hidden by the udev rule\n"
+"61-dm-fr-origin.rules (no by-uuid or by-label link, SYSTEMD_READY=0) and\n"
+"held by a 4 KiB device-mapper device, fr-guard-<uuid>, so that a mount of\n"
+"the bare origin fails as busy. The dm-fr device is still created over it.\n"
+"\n"
+"Options:\n"
+"  --udev DEV    print udev properties (FR_ORIGIN, FR_ORIGIN_PM, FR_ORIGIN_ID)\n"
+"                if DEV is an origin, else nothing; LINK: its links this event\n"
+"  --hold DEV    hold the origin DEV unless a dm-fr device or a guard does\n"
+"  --forget DEV  drop the hold and the registry's lines: DEV is to be used\n"
+"                alone (refused while its dm-fr device exists, or while its\n"
+"                PM waits unactivated, unless --force)\n"
+"  --list        the registry: PM uuid, origin id, and whether it is held\n"
+"  -f, --force   with --forget: even while its PM waits unactivated\n"
+"  -h, --help    show this help\n"
+"\n"
+"Exit status: 0 done (--udev: always); 8 operational error; 16 usage error.\n" },
 };
 
 int print_help(const char *verb, FILE *f)

@@ -54,7 +54,7 @@ int dev_size(int fd, const char *path, uint64_t *bytes, bool *blkdev, dev_t *rde
 	return -EINVAL;
 }
 
-static int read_sysfs(const char *path, char *buf, size_t len)
+int read_sysfs(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
 	size_t n;

@@ -25,6 +25,7 @@ void dev_drop_cache(int fd);
 bool dev_is_dax(dev_t rdev);
 int dev_set_nonrot(dev_t rdev);
 int read_head(const char *path, void *buf, size_t len, uint64_t *size);
+int read_sysfs(const char *path, char *buf, size_t len);
 
 /* libdevmapper, wrapped (dm.c). */
 #define FRCTL_DM_NAME_LEN 128
@@ -45,6 +46,8 @@ bool dmw_uuid_in_use(const char *dm_uuid, char *name, size_t nlen);
 bool dmw_target_registered(const char *target);
 int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 	       const char *target, const char *params, dev_t *rdev);
+int dmw_create_hidden(const char *name, const char *dm_uuid, uint64_t len,
+		      const char *target, const char *params, dev_t *rdev);
 int dmw_remove(const char *name, bool retry);
 
 #endif /* FRCTL_SYSDEV_H */
