@@ -5,6 +5,9 @@
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
 #   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
 #                     the crash campaign, the debug-kernel lane)
+#   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
+#                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)
+#                     in one boot, and the host's seeded simulator runs for HOST_SEEDS
 #   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
 #                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
@@ -26,7 +29,7 @@ VM_JOBS ?= 1
 # The kernels check-full runs the full VM suite on.
 MATRIX ?= 6.1 6.12
 
-.PHONY: all module frctl check check-host check-vm check-full check-crash check-debug \
+.PHONY: all module frctl check check-host check-vm check-full check-crash check-debug check-seeds \
 	demo bench deps \
 	install clean
 
@@ -56,6 +59,15 @@ check-full: deps
 		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
 	done; \
 	$(MAKE) check-debug || st=1; \
+	exit $$st
+
+SEEDS ?= 1-200
+HOST_SEEDS ?= 1-200
+check-seeds: deps
+	$(MAKE) all
+	$(MAKE) -C tests/host programs
+	st=0; tests/host/seeds $(HOST_SEEDS) || st=1; \
+	tests/vm/run --kver $(KVER) --seeds $(SEEDS) lifecycle/dm-ops-random || st=1; \
 	exit $$st
 
 check-crash: deps
