@@ -8,6 +8,9 @@
 #   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
 #                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)
 #                     in one boot, and the host's seeded simulator runs for HOST_SEEDS
+#   make check-systemd  the systemd test machine (tests/systemd/run): dm-fr installed
+#                     by make install into a Debian root with systemd, its file system
+#                     in /etc/fstab, boots ended by kills and clean reboots
 #   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
 #                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
@@ -29,7 +32,7 @@ VM_JOBS ?= 1
 # The kernels check-full runs the full VM suite on.
 MATRIX ?= 6.1 6.12
 
-.PHONY: all module frctl check check-host check-vm check-full check-crash check-debug check-seeds \
+.PHONY: all module frctl check check-host check-vm check-full check-crash check-debug check-seeds check-systemd \
 	demo bench deps \
 	install clean
 
@@ -57,6 +60,7 @@ check-full: deps
 	st=0; for k in $(MATRIX); do \
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
 		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
+		tests/systemd/run --kver $$k || st=1; \
 	done; \
 	$(MAKE) check-debug || st=1; \
 	exit $$st
@@ -72,6 +76,10 @@ check-seeds: deps
 
 check-crash: deps
 	tests/crash/run --kver $(KVER) $(CRASH_ARGS)
+
+check-systemd: deps
+	$(MAKE) all
+	tests/systemd/run --kver $(KVER)
 
 check-debug: deps
 	tests/vm/debug-kernel/build

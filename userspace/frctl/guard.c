@@ -484,8 +484,8 @@ int cmd_guard(int argc, char **argv)
 			return fr_usage_error("unexpected argument '%s'", argv[optind]);
 		return guard_list();
 	}
-	/* --udev DEV LINK...: the links udev gives DEV in this event. */
-	if (mode != 'u' && optind < argc)
+	/* --udev, --hold DEV LINK...: the links udev gives DEV in this event. */
+	if (mode != 'u' && mode != 'H' && optind < argc)
 		return fr_usage_error("unexpected argument '%s'", argv[optind]);
 	if (mode == 'u') {
 		/*
@@ -506,7 +506,7 @@ int cmd_guard(int argc, char **argv)
 		return FR_EXIT_OPERATIONAL;
 	if (mode == 'F')
 		return guard_forget(dev, rdev, force);
-	if (guard_match(rdev, NULL, 0, &e)) {
+	if (guard_match(rdev, argv + optind, argc - optind, &e)) {
 		fr_err("%s is not a known dm-fr origin (%s, %s/pending)", dev,
 		       origins_path(), frctl_run_dir());
 		return FR_EXIT_OPERATIONAL;

@@ -208,7 +208,7 @@ static const struct verb_help helps[] = {
 "8 operational error; 16 usage error.\n" },
 { "guard",
 "Usage: frctl guard --udev DEV [LINK...]\n"
-"       frctl guard --hold DEV\n"
+"       frctl guard --hold DEV [LINK...]\n"
 "       frctl guard --forget DEV [--force]\n"
 "       frctl guard --list\n"
 "\n"
