@@ -384,10 +384,29 @@ static void print_udev(const struct origin_entry *e, char **links, int nlinks)
 	printf("\n");
 }
 
+/* A PM waiting this boot (never activated) that names the device. */
+static bool pending_names(dev_t rdev, char *pm, size_t len)
+{
+	struct origin_entry *e;
+	int n, i;
+	bool found = false;
+
+	e = pending_read(&n);
+	for (i = 0; i < n && !found; i++) {
+		if (id_names(e[i].id, rdev, NULL, 0)) {
+			snprintf(pm, len, "%s", e[i].pm);
+			found = true;
+		}
+	}
+	free(e);
+	return found;
+}
+
 static int guard_forget(const char *dev, dev_t rdev, bool force)
 {
 	struct origin_entry e;
-	char other[FRCTL_DM_NAME_LEN];
+	char other[FRCTL_DM_NAME_LEN], pm[PATH_MAX];
+	int r;
 
 	if (guard_match(rdev, NULL, 0, &e)) {
 		printf("%s: not a known dm-fr origin\n", dev);
@@ -398,14 +417,15 @@ static int guard_forget(const char *dev, dev_t rdev, bool force)
 		       dev, other);
 		return FR_EXIT_OPERATIONAL;
 	}
-	if (e.pm[0] && !force) {
-		fr_err("%s: the PM %s waits for it and was never activated this boot; activate it (frctl autoactivate --pending) and flush, or --force",
-		       dev, e.pm);
+	if (pending_names(rdev, pm, sizeof(pm)) && !force) {
+		fr_err("%s: the PM %s waits for it and was never activated this boot; activate it (frctl autoactivate --pending), flush it, or --force",
+		       dev, pm);
 		return FR_EXIT_OPERATIONAL;
 	}
 	guard_release_pm(e.hex);
-	if (origins_update(e.hex, NULL)) {
-		fr_err("cannot rewrite %s: %s", origins_path(), strerror(errno));
+	r = origins_update(e.hex, NULL);
+	if (r) {
+		fr_err("cannot rewrite %s: %s", origins_path(), strerror(-r));
 		return FR_EXIT_OPERATIONAL;
 	}
 	printf("%s: forgotten (PM %s); its file system is offered again at its next udev event\n",
