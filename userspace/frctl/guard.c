@@ -64,13 +64,30 @@ static bool hex32(const char *s)
 	return !s[32];
 }
 
+/* Append an entry to *e (*n of them): the new, zeroed one, or NULL. */
+static struct origin_entry *entry_add(struct origin_entry **e, int *n,
+				      const char *hex, const char *id,
+				      const char *pm)
+{
+	struct origin_entry *t = realloc(*e, (*n + 1) * sizeof(**e));
+
+	if (!t)
+		return NULL;
+	*e = t;
+	t = &t[(*n)++];
+	memset(t, 0, sizeof(*t));
+	snprintf(t->hex, sizeof(t->hex), "%.32s", hex);
+	snprintf(t->id, sizeof(t->id), "%.63s", id);
+	snprintf(t->pm, sizeof(t->pm), "%s", pm);
+	return t;
+}
+
 /* The registry's entries; *n of them, malloc'd (NULL and 0 when none). */
 static struct origin_entry *origins_read(int *n)
 {
-	struct origin_entry *e = NULL, *t;
+	struct origin_entry *e = NULL;
 	char line[PATH_MAX], hex[64], id[PATH_MAX];
 	FILE *f = fopen(origins_path(), "r");
-	int max = 0;
 
 	*n = 0;
 	if (!f)
@@ -79,17 +96,8 @@ static struct origin_entry *origins_read(int *n)
 		if (line[0] == '#' || sscanf(line, "%63s %4095s", hex, id) != 2 ||
 		    !hex32(hex) || strlen(id) >= FR_ORIGIN_ID_LEN)
 			continue;
-		if (*n == max) {
-			max = max ? max * 2 : 8;
-			t = realloc(e, max * sizeof(*e));
-			if (!t)
-				break;
-			e = t;
-		}
-		memset(&e[*n], 0, sizeof(*e));
-		snprintf(e[*n].hex, sizeof(e[*n].hex), "%.32s", hex);
-		snprintf(e[*n].id, sizeof(e[*n].id), "%s", id);
-		(*n)++;
+		if (!entry_add(&e, n, hex, id, ""))
+			break;
 	}
 	fclose(f);
 	return e;
@@ -149,11 +157,10 @@ void origins_record(const char *hex, const char *id)
 /* The PMs that autoactivate saw this boot, waiting for their origin. */
 static struct origin_entry *pending_read(int *n)
 {
-	struct origin_entry *e = NULL, *t;
+	struct origin_entry *e = NULL;
 	char dir[PATH_MAX], p[PATH_MAX + 300];
 	struct dirent *de;
 	struct sb_info si;
-	int max = 0;
 	FILE *f;
 	DIR *d;
 
@@ -177,18 +184,8 @@ static struct origin_entry *pending_read(int *n)
 		pm[strcspn(pm, "\n")] = 0;
 		if (!pm[0] || sb_read(pm, &si) != SB_OK)
 			continue;
-		if (*n == max) {
-			max = max ? max * 2 : 4;
-			t = realloc(e, max * sizeof(*e));
-			if (!t)
-				break;
-			e = t;
-		}
-		memset(&e[*n], 0, sizeof(*e));
-		snprintf(e[*n].hex, sizeof(e[*n].hex), "%s", si.uuid_hex);
-		snprintf(e[*n].id, sizeof(e[*n].id), "%s", si.origin_id);
-		snprintf(e[*n].pm, sizeof(e[*n].pm), "%s", pm);
-		(*n)++;
+		if (!entry_add(&e, n, si.uuid_hex, si.origin_id, pm))
+			break;
 	}
 	closedir(d);
 	return e;
