@@ -1,16 +1,19 @@
 # dm-fr top-level build.
 #
 #   make              build the kernel module (dm-fr/) and frctl (userspace/frctl/)
-#   make check        every test: host tests, then the VM suite on the real kernel
+#   make check        every test: host tests, the quick VM suite on the real kernel,
+#                     and the systemd machine's two-boot quick case
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
 #   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
 #                     the crash campaign, the debug-kernel lane)
 #   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
 #                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)
 #                     in one boot, and the host's seeded simulator runs for HOST_SEEDS
-#   make check-systemd  the systemd test machine (tests/systemd/run): dm-fr installed
-#                     by make install into a Debian root with systemd, its file system
-#                     in /etc/fstab, boots ended by kills and clean reboots
+#   make check-systemd  the systemd test machine's reboot campaign (tests/systemd/run):
+#                     dm-fr installed by make install into a Debian root with systemd,
+#                     three devices in /etc/fstab, 22 boots ended by kills, resets,
+#                     clean reboots and poweroffs, with absent, late, slow and
+#                     unplugged origins
 #   make check-crash  the crash campaign: 50+ VM kills, every acknowledged write checked
 #                     (CRASH_ARGS: more options for tests/crash/run, e.g. --kills 8)
 #   make check-debug  the full VM suite on a debug kernel (lockdep, KASAN, kmemleak)
@@ -33,6 +36,7 @@ VM_JOBS ?= 1
 MATRIX ?= 6.1 6.12
 
 .PHONY: all module frctl check check-host check-vm check-full check-crash check-debug check-seeds check-systemd \
+	check-systemd-quick \
 	demo bench deps \
 	install clean
 
@@ -80,6 +84,11 @@ check-crash: deps
 check-systemd: deps
 	$(MAKE) all
 	tests/systemd/run --kver $(KVER)
+
+# make check's part of it (tests/check): two boots, init with a kill, then a
+# check and a clean poweroff.
+check-systemd-quick:
+	tests/systemd/run --kver $(KVER) --quick
 
 check-debug: deps
 	tests/vm/debug-kernel/build
