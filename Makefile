@@ -9,7 +9,8 @@
 #   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
 #                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)
 #                     in one boot, and the host's seeded simulator runs for HOST_SEEDS
-#   make check-systemd  the systemd test machine's reboot campaign (tests/systemd/run):
+#   make check-systemd  the systemd test machine's reboot campaign (tests/systemd/run), then
+#                     its control without the guard (--control), which must fail its check:
 #                     dm-fr installed by make install into a Debian root with systemd,
 #                     three devices in /etc/fstab, 22 boots ended by kills, resets,
 #                     clean reboots and poweroffs, with absent, late, slow and
@@ -65,6 +66,7 @@ check-full: deps
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
 		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
 		tests/systemd/run --kver $$k || st=1; \
+		tests/systemd/run --kver $$k --control || st=1; \
 	done; \
 	$(MAKE) check-debug || st=1; \
 	exit $$st
@@ -83,7 +85,9 @@ check-crash: deps
 
 check-systemd: deps
 	$(MAKE) all
-	tests/systemd/run --kver $(KVER)
+	st=0; tests/systemd/run --kver $(KVER) || st=1; \
+	tests/systemd/run --kver $(KVER) --control || st=1; \
+	exit $$st
 
 # make check's part of it (tests/check): two boots, init with a kill, then a
 # check and a clean poweroff.
