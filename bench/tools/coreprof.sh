@@ -13,9 +13,8 @@ trap 'rm -rf "$tmp"' EXIT
 # (userspace builds of the core go through the shim in userspace/core)
 user=$here/../../userspace/core
 for v in coreprof:-UCOREPROF_COUNT coreprof-count:-DCOREPROF_COUNT; do
-	gcc -O2 -g -std=gnu11 "${v#*:}" -include "$user/fr-user.h" -I"$user" -I"$src" \
-		-o "$tmp/${v%%:*}" "$here/coreprof.c" "$src/fr-core.c" "$src/fr-recover.c" \
-		"$src/fr-format.c" "$user/crc32c.c"
+	gcc -O2 -g -std=gnu11 "${v#*:}" -include "$user/fr-user.h" -I"$user" -I"$src/core" -I"$src" \
+		-o "$tmp/${v%%:*}" "$here/coreprof.c" "$src"/core/*.c "$user/crc32c.c"
 done
 "$tmp/coreprof" "$n" > "$tmp/out.txt"
 "$tmp/coreprof-count" "$n" > "$tmp/count.txt"

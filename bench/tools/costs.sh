@@ -16,8 +16,7 @@ trap 'rm -rf "$tmp"' EXIT
 command -v valgrind >/dev/null || { echo "costs.sh: needs valgrind" >&2; exit 1; }
 "$here/coreprof.sh" "$top/dm-fr" "$tmp/coreprof.json" "$n" > /dev/null
 rev=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$top" status --porcelain -- dm-fr/fr-core.c dm-fr/fr-recover.c \
-	dm-fr/fr-format.c dm-fr/fr-tags.h dm-fr/fr-core.h 2>/dev/null)" ]; then
+if [ -n "$(git -C "$top" status --porcelain -- dm-fr/core 2>/dev/null)" ]; then
 	rev="$rev (core modified)"
 fi
 python3 - "$tmp/coreprof.json" "$res/costs.json" "$res/costs.md" "$rev" "$n" <<'PY'

@@ -571,12 +571,14 @@ vm_module() {
 	mkdir -p "$b" || return 1
 	(
 		flock 9
-		for f in "$b"/*.[ch] "$b"/Kbuild; do
-			[ -e "$f" ] && [ ! -e "$FR_TOP/dm-fr/${f##*/}" ] && rm -f "$f"
+		# The glue and core/ (the kernel-free core), as in dm-fr/.
+		mkdir -p "$b/core"
+		for f in "$b"/*.[ch] "$b"/core/*.[ch] "$b"/Kbuild; do
+			[ -e "$f" ] && [ ! -e "$FR_TOP/dm-fr/${f#"$b"/}" ] && rm -f "$f"
 		done
-		for f in "$FR_TOP"/dm-fr/*.[ch] "$FR_TOP"/dm-fr/Kbuild; do
+		for f in "$FR_TOP"/dm-fr/*.[ch] "$FR_TOP"/dm-fr/core/*.[ch] "$FR_TOP"/dm-fr/Kbuild; do
 			case ${f##*/} in *.mod.c) continue ;; esac
-			cmp -s "$f" "$b/${f##*/}" || cp -p "$f" "$b/"
+			cmp -s "$f" "$b/${f#"$FR_TOP"/dm-fr/}" || cp -p "$f" "$b/${f#"$FR_TOP"/dm-fr/}"
 		done
 		make -s -C "/lib/modules/$ver/build" M="$b" $mk modules 2>&1 |
 			grep -v '^Skipping BTF generation' >&2

@@ -8,8 +8,12 @@
 # A library is remade (by userspace/core/Makefile) when a core file changed.
 
 FRCORE_DIR	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-FRCORE_SRC	:= $(abspath $(FRCORE_DIR)/../../dm-fr)
-FRCORE_CFLAGS	:= -include $(FRCORE_DIR)/fr-user.h -I$(FRCORE_DIR) -I$(FRCORE_SRC)
+FRCORE_SRC	:= $(abspath $(FRCORE_DIR)/../../dm-fr/core)
+# dm-fr/ for the platform headers the core includes (fr-types.h, fr-pm.h):
+# fr-user.h stands in for them (their guards defined), but the files must be
+# found.
+FRCORE_CFLAGS	:= -include $(FRCORE_DIR)/fr-user.h -I$(FRCORE_DIR) -I$(FRCORE_SRC) \
+		   -I$(abspath $(FRCORE_SRC)/..)
 FRCORE_HDRS	:= $(FRCORE_DIR)/fr-user.h $(wildcard $(FRCORE_SRC)/fr-*.h)
 FRCORE_DEPS	:= $(FRCORE_HDRS) $(FRCORE_SRC)/fr-format.c \
 		   $(FRCORE_SRC)/fr-core.c $(FRCORE_SRC)/fr-recover.c \
