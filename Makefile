@@ -118,4 +118,4 @@ clean:
 	-$(MAKE) -C dm-fr clean
 	-$(MAKE) -C userspace/frctl clean
 	-$(MAKE) -C tests/host clean
-	-$(MAKE) -C userspace/core clean
+	-$(MAKE) -C userspace/libfrcore clean

@@ -13,7 +13,7 @@
  *
  * In the kernel these are memcpy_flushcache() (a single movnti for 8 bytes on
  * x86), wmb() and copy_mc_to_kernel(), as dm-writecache uses them. Userspace
- * programs link their own (declared in userspace/core/fr-user.h, which
+ * programs link their own (declared in userspace/libfrcore/fr-user.h, which
  * stands in for this file there): frctl's act on a memory image it writes
  * out itself, the crash simulator's record every store not yet fenced.
  */

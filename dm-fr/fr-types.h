@@ -2,7 +2,7 @@
 /*
  * The kernel facilities the shared core (fr-format.c, fr-core.c) uses, by
  * their kernel names. Userspace builds of the core (frctl, the host tests)
- * get the same names from userspace/core/fr-user.h, which stands in for this
+ * get the same names from userspace/libfrcore/fr-user.h, which stands in for this
  * file; the core itself has no #ifdef __KERNEL__.
  */
 #ifndef FR_TYPES_H

@@ -10,8 +10,8 @@ src=$1 out=$2 n=${3:-10000}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# (userspace builds of the core go through the shim in userspace/core)
-user=$here/../../userspace/core
+# (userspace builds of the core go through the shim in userspace/libfrcore)
+user=$here/../../userspace/libfrcore
 for v in coreprof:-UCOREPROF_COUNT coreprof-count:-DCOREPROF_COUNT; do
 	gcc -O2 -g -std=gnu11 "${v#*:}" -include "$user/fr-user.h" -I"$user" -I"$src/core" -I"$src" \
 		-o "$tmp/${v%%:*}" "$here/coreprof.c" "$src"/core/*.c "$user/crc32c.c"

@@ -4,7 +4,7 @@
  *
  * The on-PM layout and the recovery logic are NOT defined here: frctl
  * links dm-fr/fr-format.c, fr-core.c and fr-recover.c, the same files as
- * the kernel module (built by userspace/core against its shim fr-user.h),
+ * the kernel module (built by userspace/libfrcore against its shim fr-user.h),
  * and supplies only the persistence primitives of fr-pm.h (pm-user.c).
  */
 #ifndef FRCTL_H

@@ -4,7 +4,7 @@
  * libdevmapper. Kept apart from the dm-fr core headers on purpose: it needs
  * <linux/fs.h>, O_DIRECT and <libdevmapper.h>, which bring in
  * <linux/types.h>, whose __le64 clashes with the core's userspace shim
- * (userspace/core/fr-user.h). Only plain C types cross this interface.
+ * (userspace/libfrcore/fr-user.h). Only plain C types cross this interface.
  */
 #ifndef FRCTL_SYSDEV_H
 #define FRCTL_SYSDEV_H

@@ -2,10 +2,10 @@
 # For the Makefiles of programs that link the dm-fr core: the flags every
 # file that includes a core header compiles with, and the libraries.
 #
-#   include path/to/userspace/core/core.mk
+#   include path/to/userspace/libfrcore/core.mk
 #   prog: prog.o $(FRCORE_LIB)
 #
-# A library is remade (by userspace/core/Makefile) when a core file changed.
+# A library is remade (by userspace/libfrcore/Makefile) when a core file changed.
 
 FRCORE_DIR	:= $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 FRCORE_SRC	:= $(abspath $(FRCORE_DIR)/../../dm-fr/core)
