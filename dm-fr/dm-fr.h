@@ -15,7 +15,7 @@
  *   fr-writeback.c  the writeback worker, victim writes, the flush message
  *   fr-stage.c      a writeback's stage: PM to origin, per-slot marks
  *
- * The protocol itself lives in fr-core.c.
+ * The protocol itself lives in core/ (fr-slot.c, fr-wb.c, fr-recover.c).
  */
 #ifndef DM_FR_H
 #define DM_FR_H

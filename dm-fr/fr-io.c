@@ -4,7 +4,7 @@
  * bios that must wait for origin I/O. The stripe locks and the epoch rule
  * are fr-stripe.c's.
  *
- * Writes are placed on PM by the protocol core (fr-core.c) in the submitter's
+ * Writes are placed on PM by the protocol core (core/fr-slot.c) in the submitter's
  * context and acknowledged once durable there, so REQ_PREFLUSH and REQ_FUA
  * cost nothing. Reads are served from PM, or go to the origin; a read miss
  * of whole chunks goes through the read fill (fr-fill.c), so the reader

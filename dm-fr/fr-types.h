@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel facilities the shared core (fr-format.c, fr-core.c) uses, by
+ * The kernel facilities the shared core (core/) uses, by
  * their kernel names. Userspace builds of the core (frctl, the host tests)
  * get the same names from userspace/libfrcore/fr-user.h, which stands in for this
  * file; the core itself has no #ifdef __KERNEL__.

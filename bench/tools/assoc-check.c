@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * assoc-check: the real protocol core (dm-fr/fr-core.c) replays a trace of
+ * assoc-check: the real protocol core (dm-fr/core/fr-slot.c) replays a trace of
  * 4 KiB writes, one origin chunk number per line on stdin, and counts the
  * writes that had to wait for a forced writeback (FR_WRITE_NEED_CLEAN);
  * each is served as the target serves it, by writing back from the victim

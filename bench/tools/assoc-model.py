@@ -3,7 +3,7 @@
 """assoc-model: what writes larger than the PM cost against the cache's
 associativity and its writeback policy (issue 25, items 1, 2 and 4).
 
-The cache is the placement and write rule of dm-fr/fr-core.c, generalised
+The cache is the placement and write rule of dm-fr/core/fr-slot.c, generalised
 from a slot pair to a set of A chunks:
 
   - origin chunk k of region r = k / R, offset o = k % R, lives in set

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * coreprof: the dm-fr protocol core (dm-fr/fr-core.c, fr-format.c) in
+ * coreprof: the dm-fr protocol core (dm-fr/core/) in
  * userspace on a PM image in plain memory, driven like the target drives it,
  * to count its instructions per operation deterministically under callgrind:
  *

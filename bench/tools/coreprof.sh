@@ -57,7 +57,7 @@ for line in open(countp):
 json.dump({"instructions_per_op": {k: round(v) for k, v in per.items()},
            "pm_costs_per_op": costs,
            "ops": ops, "pm_chunks": chunks,
-           "note": "callgrind Ir, userspace build of dm-fr/fr-core.c with plain-memory "
+           "note": "callgrind Ir, userspace build of dm-fr/core/ with plain-memory "
                    "fr_pm_* primitives (bench/tools/coreprof.c); raw_4k_copy is the copy "
                    "alone, what raw PM does per 4 KiB write; pm_costs_per_op from the "
                    "-DCOREPROF_COUNT build: fences (fr_pm_fence), store8 (8-byte tag "

@@ -141,7 +141,7 @@ Under emulation the check read's copy is most of what dm-fr adds to a
 file system that makes it write back all the time (Btrfs varmail:
 bench/results/btrfs-cpu).
 
-Where each count comes from (fr-core.c; docs/protocol.md, "Steps and persist
+Where each count comes from (dm-fr/core/fr-slot.c, fr-wb.c; docs/protocol.md, "Steps and persist
 points"):
 
 - **Write miss**: step 1 copies the data (64 lines) and stores `F.seq`,

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Superblock encoding and validation, and the layout arithmetic that turns a
- * PM size and the user's choices into a geometry. Shared by the kernel module
- * and userspace; see fr-format.h for the layout itself.
+ * PM size and the user's choices into a geometry; formatting a PM
+ * (fr_format()) and attaching a cache to a formatted one (fr_cache_attach()).
+ * Shared by the kernel module and userspace; see fr-format.h for the layout
+ * itself.
  */
-#include "fr-format.h"
+#include "fr-core.h"
 
 u32 fr_sb_csum(const struct fr_sb_disk *sb)
 {
@@ -219,5 +221,92 @@ int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 		*why = "superblock layout does not fit its PM size";
 		return -EUCLEAN;
 	}
+	return 0;
+}
+
+int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
+		    unsigned long *valid_bits, unsigned long *dirty_bits,
+		    const char **why)
+{
+	struct fr_sb_disk sb;
+	int r;
+
+	fr_format_size_checks();
+	if (pm_bytes < FR_SB_BYTES) {
+		*why = "PM too small for a superblock";
+		return -EINVAL;
+	}
+	if (fr_pm_read(&sb, pm, sizeof(sb))) {
+		*why = "superblock unreadable (machine check)";
+		return -EIO;
+	}
+	r = fr_sb_decode(&sb, pm_bytes, &c->geo, why);
+	if (r)
+		return r;
+	c->sb = pm;
+	c->tags = (struct fr_tag_disk *)((u8 *)pm + c->geo.tags_offset);
+	c->data = (u8 *)pm + c->geo.data_offset;
+	c->valid_bits = valid_bits;
+	c->dirty_bits = dirty_bits;
+	memset(&c->bad, 0, sizeof(c->bad));
+	c->pinned = NULL;
+	atomic64_set(&c->nr_valid, 0);
+	atomic64_set(&c->nr_dirty, 0);
+	atomic64_set(&c->next_seq, 0);
+	return 0;
+}
+
+int fr_format(struct fr_cache *c, void *pm, u64 pm_bytes,
+	      const struct fr_format_params *p, unsigned long *valid_bits,
+	      unsigned long *dirty_bits, const char **why)
+{
+	static const struct fr_bad none;
+
+	return fr_format_bad(c, pm, pm_bytes, p, valid_bits, dirty_bits, &none,
+			     why);
+}
+
+int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
+		  const struct fr_format_params *p, unsigned long *valid_bits,
+		  unsigned long *dirty_bits, const struct fr_bad *bad,
+		  const char **why)
+{
+	struct fr_sb_disk *sb_pm = pm, sb;
+	/* bad may be &c->bad, which attaching clears. */
+	const struct fr_bad keep = *bad;
+	struct fr_geometry g;
+	struct fr_tag_disk *tags;
+	u64 i;
+	int r;
+
+	r = fr_geometry_layout(&g, pm_bytes, p, why);
+	if (r)
+		return r;
+	/* An old superblock must not describe half-cleared tags. */
+	fr_pm_store8(&sb_pm->magic, 0);
+	fr_pm_fence();
+	tags = (struct fr_tag_disk *)((u8 *)pm + g.tags_offset);
+	for (i = 0; i < g.nr_chunks; i++) {
+		/* A retired slot's tags are never read: they stay as they are. */
+		if (keep.tag_slots && test_bit(i >> 1, keep.tag_slots))
+			continue;
+		fr_pm_store8(&tags[i].commit, 0);
+		fr_pm_store8(&tags[i].seq, 0);
+		fr_pm_store8(&tags[i].sectors, 0);
+		fr_pm_store8(&tags[i].reserved, 0);
+	}
+	fr_sb_encode(&sb, &g, p);
+	fr_pm_copy((u8 *)pm + sizeof(sb.magic), (u8 *)&sb + sizeof(sb.magic),
+		   sizeof(sb) - sizeof(sb.magic));
+	fr_pm_fence();
+	fr_pm_store8(&sb_pm->magic, le64_to_cpu(sb.magic));
+	fr_pm_fence();
+
+	r = fr_cache_attach(c, pm, pm_bytes, valid_bits, dirty_bits, why);
+	if (r)
+		return r;
+	memset(valid_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
+	memset(dirty_bits, 0, fr_bitmap_longs(&c->geo) * sizeof(long));
+	c->bad = keep;
 	return 0;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Private to the protocol core (fr-core.c, fr-recover.c): access to a
- * cache's tags and slots, and the FR_STEP() hook.
+ * Private to the protocol core (the .c files of core/): access to a cache's
+ * tags and slots, and the FR_STEP() hook.
  */
 #ifndef FR_TAGS_H
 #define FR_TAGS_H
@@ -10,7 +10,7 @@
 
 /*
  * Each step below is called through FR_STEP(), a plain call here. The host
- * tests' mutant build (tests/host/sim/mutants.c) includes fr-core.c and
+ * tests' mutant build (tests/host/sim/mutants.c) includes fr-slot.c, fr-wb.c and
  * fr-recover.c with its own FR_STEP(), which swaps a step for a broken variant to show that the
  * crash simulator catches it; as XFS_TEST_ERROR() is a no-op in libxfs, the
  * hooks cost nothing outside that build.
@@ -71,6 +71,22 @@ static inline fr_pchunk_t slot_chunk(fr_slot_t s, unsigned int i)
 static inline fr_pchunk_t buddy(fr_pchunk_t p)
 {
 	return to_pchunk(from_pchunk(p) ^ 1);
+}
+
+/* Next run of set bits in mask at or after bit *pos: [*pos, end). */
+static inline bool next_run(u64 mask, u32 *pos, u32 *end)
+{
+	u32 b = *pos;
+
+	while (b < 64 && !(mask >> b & 1))
+		b++;
+	if (b >= 64)
+		return false;
+	*pos = b;
+	while (b < 64 && (mask >> b & 1))
+		b++;
+	*end = b;
+	return true;
 }
 
 #endif /* FR_TAGS_H */

@@ -3,7 +3,7 @@
  * frctl: the administration tool of dm-fr. Declarations shared by its files.
  *
  * The on-PM layout and the recovery logic are NOT defined here: frctl
- * links dm-fr/fr-format.c, fr-core.c and fr-recover.c, the same files as
+ * links dm-fr/core/ (format, slot, writeback, recovery), the same files as
  * the kernel module (built by userspace/libfrcore against its shim fr-user.h),
  * and supplies only the persistence primitives of fr-pm.h (pm-user.c).
  */

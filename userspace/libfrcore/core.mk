@@ -15,8 +15,7 @@ FRCORE_SRC	:= $(abspath $(FRCORE_DIR)/../../dm-fr/core)
 FRCORE_CFLAGS	:= -include $(FRCORE_DIR)/fr-user.h -I$(FRCORE_DIR) -I$(FRCORE_SRC) \
 		   -I$(abspath $(FRCORE_SRC)/..)
 FRCORE_HDRS	:= $(FRCORE_DIR)/fr-user.h $(wildcard $(FRCORE_SRC)/fr-*.h)
-FRCORE_DEPS	:= $(FRCORE_HDRS) $(FRCORE_SRC)/fr-format.c \
-		   $(FRCORE_SRC)/fr-core.c $(FRCORE_SRC)/fr-recover.c \
+FRCORE_DEPS	:= $(FRCORE_HDRS) $(wildcard $(FRCORE_SRC)/*.c) \
 		   $(FRCORE_DIR)/crc32c.c
 FRCORE_LIB	:= $(FRCORE_DIR)/build/libfrcore.a
 FRCORE_LIB_SAN	:= $(FRCORE_DIR)/build/libfrcore-san.a

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The kernel facilities the dm-fr core (dm-fr/fr-format.c, fr-core.c,
- * fr-recover.c) uses, for its userspace builds: frctl, the crash simulator,
+ * The kernel facilities the dm-fr core (dm-fr/core/) uses, for its userspace
+ * builds: frctl, the crash simulator,
  * the unit tests and the fuzzers. Only what the core needs, with the
  * kernel's names and semantics, so the core compiles unchanged (as xfsprogs
  * builds libxfs against libxfs_priv.h).

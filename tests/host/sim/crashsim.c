@@ -2,7 +2,7 @@
 /*
  * The dm-fr crash simulator.
  *
- * Runs the protocol core (dm-fr/fr-core.c, unchanged) against simulated PM
+ * Runs the protocol core (dm-fr/core/, unchanged) against simulated PM
  * (simpm.c) and a simulated origin with a volatile write cache
  * (simorigin.c). At every crash point of every operation (each fr_pm_fence,
  * each origin submit before its flush, the end of the operation) it

@@ -2,7 +2,8 @@
 /*
  * The broken variants of the protocol core (crashsim-mut only).
  *
- * This file compiles dm-fr/fr-core.c and fr-recover.c itself, with an FR_STEP() that sends
+ * This file compiles dm-fr/core/fr-slot.c, fr-wb.c and fr-recover.c itself,
+ * with an FR_STEP() that sends
  * every protocol step through mut_<step>() below: the step as written, or,
  * when fr_mutation names a variant of it, a broken one. fr_write() is
  * wrapped the same way for FR_MUT_IN_PLACE, which skips every step, and
@@ -28,7 +29,7 @@ static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 			      u64 commit, u64 sector, u64 end);
-/* An int: enum stage_result is fr-core.c's, defined below. */
+/* An int: enum stage_result is fr-wb.c's, defined below. */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			   struct fr_wb_snap *snaps, u32 n,
 			   const struct fr_wb_ops *ops, void *ctx, int *error);
@@ -47,7 +48,8 @@ static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
 #define fr_writeback_sweep fr_writeback_sweep_steps
-#include "fr-core.c"
+#include "fr-slot.c"
+#include "fr-wb.c"
 #undef fr_writeback_sweep
 #undef fr_write
 #include "fr-recover.c"

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The writeback protocol: how a dirty copy on PM reaches the origin and
+ * becomes clean. A batch stages the held sectors of dirty chunks (stage op:
+ * pins and reads them), submits them to the origin (submit op), waits for
+ * those writes and flushes the origin (flush op), then clears the dirty
+ * flag of every chunk whose commit word is still the one staged (wb_clear()),
+ * and ends (wb_finish()). Which chunks a batch takes is its scan (enum
+ * wb_scan). See fr-core.h for the ops' contracts and docs/protocol.md for
+ * the persist points; the write path is fr-slot.c.
+ */
+#include "fr-tags.h"
+
+/*
+ * Whether the batch (n chunks staged in snaps) holds the other copy of the
+ * key that chunk p holds (its commit word). Both copies of a key share a
+ * slot, so only p's buddy can hold it, and the batch's ascending scan staged
+ * the buddy either just before p (snaps[n - 1]) or, when it started at the
+ * buddy and wrapped round to p, first (snaps[0]).
+ */
+static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
+			 fr_pchunk_t p, u64 commit)
+{
+	fr_pchunk_t b = buddy(p);
+	u64 key = fr_commit_key(commit);
+
+	if (!n)
+		return false;
+	return (from_pchunk(snaps[n - 1].pchunk) == from_pchunk(b) &&
+		fr_commit_key(snaps[n - 1].commit) == key) ||
+	       (from_pchunk(snaps[0].pchunk) == from_pchunk(b) &&
+		fr_commit_key(snaps[0].commit) == key);
+}
+
+/* What stage_chunk() did with a dirty chunk. */
+enum stage_result {
+	STAGED,			/* its held sectors are staged, as snaps[n] */
+	STAGE_CLEAN,		/* no longer dirty: nothing to stage */
+	STAGE_ENDS_BATCH,	/* the batch must end before it (see below) */
+	STAGE_UNREADABLE,	/* its PM data cannot be read: it stays dirty */
+	STAGE_BUSY,		/* another origin write of its slot is in flight */
+	STAGE_FAILED,		/* the stage op failed: *error */
+};
+
+/* Stage dirty chunk p's held sectors as snaps[n]. */
+static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
+				     struct fr_wb_snap *snaps, u32 n,
+				     const struct fr_wb_ops *ops, void *ctx,
+				     int *error)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 commit = tag_commit(c, p), first, mask;
+	const u8 *data = fr_chunk_data(c, p);
+	struct fr_wb_snap *snap = &snaps[n];
+	u32 pos = 0, end;
+	int r;
+
+	if (!(commit & FR_TAG_VALID) || !(commit & FR_TAG_DIRTY))
+		return STAGE_CLEAN;
+	/*
+	 * A write moved the key into p after the batch staged the older copy
+	 * in p's buddy. Both versions would go to the same origin sectors in
+	 * one submit, and overlapping writes in flight land in any order: the
+	 * older could win while p, unchanged, is cleaned. The next batch,
+	 * which starts at p, writes p after this one is on the origin.
+	 */
+	if (FR_STEP(staged_buddy, snaps, n, p, commit))
+		return STAGE_ENDS_BATCH;
+	if (fr_chunk_bad(c, p)) {
+		/* Known unreadable: not even tried. It stays dirty. */
+		if (ops->skip)
+			ops->skip(ctx, p);
+		return STAGE_UNREADABLE;
+	}
+	first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
+	mask = tag_sectors(c, p) &
+	       fr_chunk_mask(g, to_ochunk(fr_commit_key(commit)));
+	while (next_run(mask, &pos, &end)) {
+		r = ops->stage(ctx, first + pos,
+			       data + ((size_t)pos << FR_SECTOR_SHIFT),
+			       end - pos);
+		if (r == -EHWPOISON)
+			return STAGE_UNREADABLE;
+		if (r == -EBUSY)
+			return STAGE_BUSY;
+		if (r) {
+			*error = r;
+			return STAGE_FAILED;
+		}
+		pos = end;
+	}
+	snap->pchunk = p;
+	snap->commit = commit;
+	snap->seq = tag_seq(c, p);
+	return STAGED;
+}
+
+/* Clear dirty unless the chunk was rewritten since it was staged. */
+static bool clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
+{
+	u64 commit = tag_commit(c, snap->pchunk);
+
+	if (commit != snap->commit || tag_seq(c, snap->pchunk) != snap->seq)
+		return false;
+	set_commit(c, snap->pchunk, commit & ~(u64)FR_TAG_DIRTY);
+	return true;
+}
+
+/* Step 4: under each slot's lock, clear dirty where nothing changed. */
+static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
+		    const struct fr_wb_ops *ops, void *ctx)
+{
+	int cleaned = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
+
+		ops->lock(ctx, slot);
+		cleaned += FR_STEP(clear_dirty, c, &snaps[i]);
+		ops->unlock(ctx, slot);
+	}
+	fr_pm_fence();
+	return cleaned;
+}
+
+/*
+ * Steps 2 and 3, then 4: the origin must hold the data durably before PM
+ * may forget it.
+ */
+static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
+		     u32 n, const struct fr_wb_ops *ops, void *ctx)
+{
+	int r = ops->submit(ctx);
+
+	if (!r)
+		r = ops->flush(ctx);
+	if (r)
+		return r;
+	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
+}
+
+/* Which dirty chunks a batch takes, and whether it wraps. */
+enum wb_scan {
+	WB_WRAP,		/* every dirty chunk; on from 0 at the end */
+	WB_SWEEP,		/* every dirty chunk; stops at the end */
+	WB_BOTH_DIRTY,		/* those of slots with both dirty; wraps */
+};
+
+/*
+ * The first chunk from pos on whose slot has both chunks dirty. A slot's
+ * chunks are two adjacent bits of one word (BITS_PER_LONG is even), so a
+ * word's both-dirty slots are w & (w >> 1) on its even bits.
+ */
+static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
+{
+	const unsigned long even = ~0UL / 3;	/* 0x5555... */
+	u64 nr = c->geo.nr_chunks;
+
+	while (pos < nr) {
+		u64 base = pos & ~(u64)(BITS_PER_LONG - 1);
+		unsigned long w, both;
+
+		w = READ_ONCE(c->dirty_bits[base / BITS_PER_LONG]);
+		both = w & (w >> 1) & even;
+		both = (both | both << 1) & (~0UL << (pos - base));
+		if (both)
+			return min_t(u64, nr, base + __ffs(both));
+		pos = base + BITS_PER_LONG;
+	}
+	return nr;
+}
+
+/*
+ * One batch from *cursor on. A batch that wraps goes on from chunk 0 up to
+ * where it began when it reaches the end, and *cursor ends below nr_chunks;
+ * a sweep stops at end (nr_chunks, or a range's end) and *cursor is end.
+ */
+static int writeback_batch(struct fr_cache *c, u64 *cursor, u64 end, u32 max,
+			   enum wb_scan scan, struct fr_wb_snap *snaps,
+			   const struct fr_wb_ops *ops, void *ctx)
+{
+	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
+	bool wrap = scan != WB_SWEEP;
+	u64 pos = start;
+	bool wrapped = false;
+	u32 n = 0;
+	int error = 0;
+
+	if (wrap)
+		end = nr;	/* a batch that wraps scans everything */
+	if (!wrap && *cursor >= end) {
+		*cursor = end;
+		return 0;
+	}
+	while (n < max) {
+		enum stage_result res;
+		fr_slot_t slot;
+
+		pos = scan == WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
+		      find_next_bit(c->dirty_bits, end, pos);
+		if (pos >= end) {
+			if (wrapped || !start || !wrap)
+				break;
+			wrapped = true;
+			pos = 0;
+			continue;
+		}
+		if (wrapped && pos >= start)
+			break;
+		slot = fr_slot_of_pchunk(to_pchunk(pos));
+		ops->lock(ctx, slot);
+		res = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops,
+			      ctx, &error);
+		ops->unlock(ctx, slot);
+		if (res == STAGE_ENDS_BATCH)
+			break;		/* pos starts the next batch */
+		if (res == STAGE_FAILED) {
+			*cursor = pos;
+			return error;
+		}
+		if (res == STAGED)
+			n++;
+		pos++;
+	}
+	*cursor = pos < end ? pos : wrap ? 0 : end;
+	if (!n)
+		return 0;
+
+	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
+}
+
+int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
+		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	fr_slot_t slot = fr_slot_of_pchunk(p);
+	enum stage_result res;
+	int error = 0;
+
+	if (from_pchunk(p) >= c->geo.nr_chunks)
+		return -EINVAL;
+	ops->lock(ctx, slot);
+	res = FR_STEP(stage_chunk, c, p, snap, 0, ops, ctx, &error);
+	ops->unlock(ctx, slot);
+	switch (res) {
+	case STAGED:
+		return FR_STEP(wb_finish, c, snap, 1, ops, ctx);
+	case STAGE_UNREADABLE:
+		return -EHWPOISON;
+	case STAGE_BUSY:
+		return -EBUSY;
+	case STAGE_FAILED:
+		return error;
+	default:
+		return 0;	/* clean already (ENDS_BATCH needs a batch) */
+	}
+}
+
+int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
+		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		 void *ctx)
+{
+	return writeback_batch(c, cursor, 0, max, WB_WRAP, snaps, ops, ctx);
+}
+
+int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	return writeback_batch(c, cursor, c->geo.nr_chunks, max, WB_SWEEP,
+			       snaps, ops, ctx);
+}
+
+int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
+		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
+		       void *ctx)
+{
+	u64 cursor = from_pchunk(first);
+
+	if (cursor >= c->geo.nr_chunks || !nr)
+		return -EINVAL;
+	return writeback_batch(c, &cursor,
+			       min_t(u64, cursor + nr, c->geo.nr_chunks), nr,
+			       WB_SWEEP, snaps, ops, ctx);
+}
+
+int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
+			    struct fr_wb_snap *snaps,
+			    const struct fr_wb_ops *ops, void *ctx)
+{
+	return writeback_batch(c, cursor, 0, max, WB_BOTH_DIRTY, snaps, ops,
+			       ctx);
+}
