@@ -28,7 +28,7 @@ struct fr_bio_cursor {
 
 /*
  * Copy bytes between PM and the bio at *iter, advancing it: into PM with
- * memcpy_flushcache (durable once the core fences), out of PM with
+ * fr_pm_copy (durable once the core fences), out of PM with
  * fr_pm_read (copy_mc_to_kernel), which returns -EIO on a machine check.
  */
 static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
@@ -41,7 +41,7 @@ static int fr_bio_copy(struct bio *bio, struct bvec_iter *iter, u8 *pm,
 		int r = 0;
 
 		if (to_pm)
-			memcpy_flushcache(pm, p, n);
+			fr_pm_copy(pm, p, n);
 		else
 			r = fr_pm_read(p, pm, n);
 		kunmap_local(p);

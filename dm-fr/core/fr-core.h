@@ -192,12 +192,11 @@ static inline u64 fr_first_sector(const struct fr_geometry *g, fr_ochunk_t c)
 static inline u64 fr_mod_slots(const struct fr_geometry *g, u64 x)
 {
 #ifdef __SIZEOF_INT128__
-	unsigned __int128 m = (unsigned __int128)g->slots_recip[1] << 64 |
-			      g->slots_recip[0];
-	unsigned __int128 low = m * x;	/* the fraction x / nr_slots */
-	unsigned __int128 hi = (unsigned __int128)(u64)(low >> 64) *
-			       g->nr_slots;
-	unsigned __int128 lo = (unsigned __int128)(u64)low * g->nr_slots;
+	__uint128_t m = (__uint128_t)g->slots_recip[1] << 64 |
+			g->slots_recip[0];
+	__uint128_t low = m * x;	/* the fraction x / nr_slots */
+	__uint128_t hi = (__uint128_t)(u64)(low >> 64) * g->nr_slots;
+	__uint128_t lo = (__uint128_t)(u64)low * g->nr_slots;
 
 	return (u64)((hi + (lo >> 64)) >> 64);
 #else
