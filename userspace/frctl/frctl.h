@@ -10,6 +10,7 @@
 #ifndef FRCTL_H
 #define FRCTL_H
 
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -224,11 +225,54 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		  const struct fr_table *t, const struct fr_status *st,
 		  const struct fr_status *prev, double interval);
 
-/* cmd-dm.c */
+/* util.c: Ctrl-C ends a watching loop (status, flush), not frctl */
+extern volatile sig_atomic_t frctl_interrupted;
+void catch_sigint(void);
+
+/* frdev.c: the target's name and uuid prefix, and a device by name */
+#define FR_TARGET	"fr"
+#define FR_UUID_PREFIX	"FR-"
+/* One dm-fr device as the kernel sees it. */
+struct fr_dev {
+	char name[FRCTL_DM_NAME_LEN];
+	char uuid[FRCTL_DM_UUID_LEN];
+	bool exists;
+	bool is_fr;		/* one target, of type fr */
+	u64 length;		/* sectors */
+	struct fr_status st;
+	struct fr_table table;
+	int parse_error;
+};
+/* 0 and fills d (d->is_fr tells whether it is ours), -ENOENT, or -EIO. */
+int fr_dev_get(const char *name, struct fr_dev *d);
+/* The same, for a verb: 0, or an exit code after saying why. */
+int get_fr_dev(const char *name, struct fr_dev *d);
+/* Names of every dm-fr device, in device-mapper's list order. */
+int list_fr_devs(char ***names, int *count);
+
+/* cmd-create.c: create, and the table options autoactivate creates with */
+struct table_opts {
+	long long wb_period, wb_defer, high, low, jobs;	/* -1: kernel default */
+	bool cleaner, no_read_fill;
+	/* The PM's identity, from its superblock: "" leaves it out. */
+	char uuid[33];				/* 32 hex digits */
+	char origin_id[FR_ORIGIN_ID_LEN];	/* when checked (or --force) */
+};
+void table_opts_init(struct table_opts *t);
+int table_opt_set(struct table_opts *t, const char *key, const char *val);
+int create_device(const char *name, const char *pm, const char *origin,
+		  const struct table_opts *opts_in, bool force, bool dry,
+		  bool quiet);
 int cmd_create(int argc, char **argv);
+
+/* cmd-remove.c */
 int cmd_remove(int argc, char **argv);
-int cmd_status(int argc, char **argv);
 int cmd_flush(int argc, char **argv);
+
+/* cmd-status.c */
+int cmd_status(int argc, char **argv);
+
+/* cmd-activate.c */
 int cmd_autoactivate(int argc, char **argv);
 
 /* help.c */

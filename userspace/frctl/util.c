@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,4 +249,17 @@ void udev_encode(const char *in, char *out, size_t outlen)
 			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
 	}
 	out[o] = 0;
+}
+
+volatile sig_atomic_t frctl_interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	frctl_interrupted = 1;
+}
+
+void catch_sigint(void)
+{
+	signal(SIGINT, on_sigint);
 }
