@@ -25,6 +25,35 @@ import os
 import statistics
 import sys
 
+# The target's interface lists (dm-fr/core/), read as the kernel and frctl
+# compile them: the tunables (fr-tunables.h), with the constants of
+# fr-interface.h resolved.
+CORE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "dm-fr", "core")
+
+
+def core_list(name, macro):
+    """Each MACRO(...) entry of dm-fr/core/NAME: its arguments as strings
+    (string literals unquoted, names of fr-interface.h's constants
+    resolved)."""
+    import re
+    consts = {}
+    with open(os.path.join(CORE_DIR, "fr-interface.h")) as f:
+        for m in re.finditer(r"^#define\s+(FR_[A-Z0-9_]+)\s+(\d+)\s*$", f.read(), re.M):
+            consts[m.group(1)] = m.group(2)
+    with open(os.path.join(CORE_DIR, name)) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    out = []
+    for m in re.finditer(macro + r"\((.*?)\)\s*$", text, re.M | re.S):
+        args = re.findall(r'"((?:[^"\\]|\\.)*)"|([^,\s][^,]*?)\s*(?:,|$)', m.group(1))
+        out.append([s if s else consts.get(w.strip(), w.strip()) for s, w in args])
+    return out
+
+
+def fr_tunables():
+    """[(name, min, max, default, unit, what)] of dm-fr/core/fr-tunables.h."""
+    return [tuple(e[:6]) for e in core_list("fr-tunables.h", "FR_TUNABLE")]
+
+
 # Status fields of the fr target after "<start> <len> fr" (docs/target-interface.md).
 FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_dirty",
              "read_hits", "read_misses", "write_hits", "write_misses", "forced_writebacks",
@@ -844,6 +873,9 @@ def write_markdown(out, S, fss):
                                    f"{m.get('fslong_fs') or 'no file system'}"
                                    if m.get("fslong_runtime") else "")),
                  ("dm-writecache in the file-system set", m.get("fs_wc", "every file system")),
+                 ("dm-fr's tunables", "at their defaults unless a configuration above says "
+                                      "otherwise: " + ", ".join(f"{t[0]} {t[3]} {t[4]}"
+                                                                for t in fr_tunables())),
                  ("fio", m.get("fio")), ("qemu", m.get("qemu")),
                  ("git", f"{m.get('git')} (dm-fr/ files modified in the work tree: "
                          f"{m.get('git_dirty_dm_fr')})"),

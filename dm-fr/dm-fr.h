@@ -36,8 +36,6 @@
 
 /* Prefetch: how many recent windows are remembered (fr-fill.c). */
 #define FR_PREFETCH_SEEN	64
-/* The largest prefetch window: one origin read (BIO_MAX_VECS pages). */
-#define FR_PREFETCH_MAX_KIB	1024
 
 /*
  * Locking, outermost first: a lock is only taken with none of the later
@@ -174,13 +172,11 @@ struct dm_fr {
 	u8 arg_uuid[16];
 	char arg_origin_id[FR_ORIGIN_ID_LEN];	/* "" when not given */
 
-	/* Tunables (table arguments, changed at run time by messages). */
-	unsigned int writeback_period_ms;
-	unsigned int writeback_defer_ms;
-	unsigned int high_watermark;
-	unsigned int low_watermark;
-	unsigned int writeback_jobs;
-	unsigned int prefetch_kib;	/* fr-fill.c: 0 is off */
+	/*
+	 * Tunables (table arguments, changed at run time by messages), by
+	 * enum fr_tunable_id (core/fr-interface.h): read with fr_tunable().
+	 */
+	unsigned int tunables[FR_NR_TUNABLES];
 	bool cleaner;
 
 	/* Deferred bios: those that must wait for origin I/O. */
@@ -227,6 +223,9 @@ struct dm_fr {
 
 	struct fr_stats __percpu *stats;
 };
+
+/* A tunable's value now: it may change under the reader (the "set" message). */
+#define fr_tunable(fr, name)	READ_ONCE((fr)->tunables[FR_TUNABLE_##name])
 
 #define fr_stat_add(fr, field, n) this_cpu_add((fr)->stats->field, (n))
 

@@ -246,7 +246,7 @@ static void fr_fill_read_done(struct bio *fbio)
 static u64 fr_prefetch_chunks(struct dm_fr *fr)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
-	u64 n = ((u64)READ_ONCE(fr->prefetch_kib) << 10) >>
+	u64 n = ((u64)fr_tunable(fr, prefetch_kib) << 10) >>
 		(g->chunk_shift + SECTOR_SHIFT);
 
 	if (n < 2)

@@ -8,8 +8,6 @@
 
 #include "dm-fr.h"
 
-#define FR_MAX_PERIOD_MS	3600000
-
 /* Table arguments. */
 
 static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
@@ -23,57 +21,48 @@ static int parse_u32(const char *s, u32 min, u32 max, u32 *out)
 }
 
 /*
- * The tunables: table arguments the "set" message may change at run time.
- * One entry serves the constructor (parse_features), the message (msg_set)
- * and the printed table (fr_status), as dm-cache's messages end in the
- * set_config_value its constructor uses. Each is an unsigned int in struct
- * dm_fr, printed back (in this order) when it is not its default.
+ * The tunables: table arguments the "set" message may change at run time,
+ * from the one list of core/fr-interface.h. One entry serves the
+ * constructor (parse_features), the message (msg_set) and the printed
+ * table (fr_status), as dm-cache's messages end in the set_config_value
+ * its constructor uses. Each is fr->tunables[id], printed back (in this
+ * order) when it is not its default.
  */
 struct fr_tunable {
 	const char *name;
 	u32 min, max, def;
-	size_t offset;
 	char *error;		/* out of range: ti->error, or the message's */
-	/* At run time, instead of a plain store; NULL: store. */
-	int (*set)(struct dm_fr *fr, unsigned int v);
-	bool kick;		/* wake the writeback worker after a change */
 };
 
-static const struct fr_tunable fr_tunables[] = {
-	{ "writeback_period", 0, FR_MAX_PERIOD_MS, 10,
-	  offsetof(struct dm_fr, writeback_period_ms),
-	  "Invalid writeback_period (ms, 0..3600000)", NULL, true },
-	{ "writeback_defer", 0, FR_MAX_PERIOD_MS, 5000,
-	  offsetof(struct dm_fr, writeback_defer_ms),
-	  "Invalid writeback_defer (ms, 0..3600000)", NULL, true },
-	{ "high_watermark", 0, 100, 50,
-	  offsetof(struct dm_fr, high_watermark),
-	  "Invalid high_watermark (0..100)", NULL, false },
-	{ "low_watermark", 0, 100, 25,
-	  offsetof(struct dm_fr, low_watermark),
-	  "Invalid low_watermark (0..100)", NULL, false },
-	{ "writeback_jobs", 1, 1024, FR_WB_JOBS_DEFAULT,
-	  offsetof(struct dm_fr, writeback_jobs),
-	  "Invalid writeback_jobs (1..1024)", fr_writeback_set_jobs, false },
-	{ "prefetch_kib", 0, FR_PREFETCH_MAX_KIB, FR_PREFETCH_MAX_KIB,
-	  offsetof(struct dm_fr, prefetch_kib),
-	  "Invalid prefetch_kib (KiB, 0..1024)", NULL, false },
+static const struct fr_tunable fr_tunables[FR_NR_TUNABLES] = {
+#define FR_TUNABLE(n, lo, hi, d, unit, what)				\
+	[FR_TUNABLE_##n] = { #n, lo, hi, d,				\
+			     FR_TUNABLE_RANGE_ERROR(n, lo, hi, unit) },
+#include "fr-tunables.h"
+#undef FR_TUNABLE
 };
 
-static const struct fr_tunable *fr_tunable_find(const char *name)
+/* A change that needs more than the store: the new value, or an error. */
+static int (* const fr_tunable_setters[FR_NR_TUNABLES])(struct dm_fr *fr,
+							 unsigned int v) = {
+	[FR_TUNABLE_writeback_jobs] = fr_writeback_set_jobs,
+};
+
+/* Changes the writeback worker must see at once: it sleeps by them. */
+static const bool fr_tunable_kicks[FR_NR_TUNABLES] = {
+	[FR_TUNABLE_writeback_period] = true,
+	[FR_TUNABLE_writeback_defer] = true,
+};
+
+/* The tunable's id, or -1. */
+static int fr_tunable_find(const char *name)
 {
-	unsigned int i;
+	int i;
 
-	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
+	for (i = 0; i < FR_NR_TUNABLES; i++)
 		if (!strcasecmp(name, fr_tunables[i].name))
-			return &fr_tunables[i];
-	return NULL;
-}
-
-static unsigned int *fr_tunable_ptr(struct dm_fr *fr,
-				    const struct fr_tunable *t)
-{
-	return (unsigned int *)((u8 *)fr + t->offset);
+			return i;
+	return -1;
 }
 
 /* Before the table line's arguments: every default. */
@@ -82,8 +71,8 @@ void fr_tunables_default(struct dm_fr *fr)
 	unsigned int i;
 
 	fr->read_fill = true;
-	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++)
-		*fr_tunable_ptr(fr, &fr_tunables[i]) = fr_tunables[i].def;
+	for (i = 0; i < FR_NR_TUNABLES; i++)
+		fr->tunables[i] = fr_tunables[i].def;
 }
 
 /*
@@ -91,15 +80,14 @@ void fr_tunables_default(struct dm_fr *fr)
  * NULL. The constructor checks it once all arguments are in (their order
  * is free), the message before it changes anything.
  */
-static const char *fr_tunables_refused(struct dm_fr *fr,
-				       const struct fr_tunable *t, u32 v)
+static const char *fr_tunables_refused(struct dm_fr *fr, int id, u32 v)
 {
-	unsigned int high = READ_ONCE(fr->high_watermark);
-	unsigned int low = READ_ONCE(fr->low_watermark);
+	unsigned int high = fr_tunable(fr, high_watermark);
+	unsigned int low = fr_tunable(fr, low_watermark);
 
-	if (t && t->offset == offsetof(struct dm_fr, high_watermark))
+	if (id == FR_TUNABLE_high_watermark)
 		high = v;
-	if (t && t->offset == offsetof(struct dm_fr, low_watermark))
+	if (id == FR_TUNABLE_low_watermark)
 		low = v;
 	return low > high ? "low_watermark is above high_watermark" : NULL;
 }
@@ -116,7 +104,7 @@ static bool is_valued_arg(const char *name)
 	for (i = 0; i < ARRAY_SIZE(fr_valued_args); i++)
 		if (!strcasecmp(name, fr_valued_args[i]))
 			return true;
-	return fr_tunable_find(name);
+	return fr_tunable_find(name) >= 0;
 }
 
 /* 32 hex digits, or the 36-character form with dashes. */
@@ -162,10 +150,9 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 	static const struct dm_arg _args[] = {
 		{0, 24, "Invalid number of optional arguments"},
 	};
-	const struct fr_tunable *t;
 	unsigned int argc;
+	int r, id;
 	u32 v;
-	int r;
 
 	if (!as->argc)
 		return 0;
@@ -203,13 +190,15 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 		}
 		val = dm_shift_arg(as);
 		argc--;
-		t = fr_tunable_find(name);
-		if (t) {
+		id = fr_tunable_find(name);
+		if (id >= 0) {
+			const struct fr_tunable *t = &fr_tunables[id];
+
 			if (parse_u32(val, t->min, t->max, &v)) {
 				*error = t->error;
 				return -EINVAL;
 			}
-			*fr_tunable_ptr(fr, t) = v;
+			fr->tunables[id] = v;
 		} else if (!strcasecmp(name, "chunk_size")) {
 			if (parse_u32(val, FR_MIN_CHUNK_SECTORS << SECTOR_SHIFT,
 				      FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT, &v) ||
@@ -251,7 +240,7 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 		*error = "drop_dirty needs fresh";
 		return -EINVAL;
 	}
-	if (fr_tunables_refused(fr, NULL, 0)) {
+	if (fr_tunables_refused(fr, -1, 0)) {
 		*error = "low_watermark is above high_watermark";
 		return -EINVAL;
 	}
@@ -266,29 +255,30 @@ int fr_tunable_set(struct dm_fr *fr, const char *name, const char *value,
 		   const char **why)
 {
 	const struct fr_tunable *t;
+	int id = fr_tunable_find(name);
 	u32 v;
 
-	t = fr_tunable_find(name);
-	if (!t) {
+	if (id < 0) {
 		*why = "unknown setting";
 		return -EINVAL;
 	}
+	t = &fr_tunables[id];
 	if (parse_u32(value, t->min, t->max, &v)) {
 		*why = t->error;
 		return -EINVAL;
 	}
-	*why = fr_tunables_refused(fr, t, v);
+	*why = fr_tunables_refused(fr, id, v);
 	if (*why)
 		return -EINVAL;
-	if (t->set) {
-		if (t->set(fr, v)) {
+	if (fr_tunable_setters[id]) {
+		if (fr_tunable_setters[id](fr, v)) {
 			*why = "cannot allocate the writeback buffers";
 			return -ENOMEM;
 		}
 	} else {
-		WRITE_ONCE(*fr_tunable_ptr(fr, t), v);
+		WRITE_ONCE(fr->tunables[id], v);
 	}
-	if (t->kick)
+	if (fr_tunable_kicks[id])
 		fr_writeback_kick(fr);
 	return 0;
 }
@@ -324,8 +314,8 @@ void fr_table_args(struct dm_fr *fr, struct fr_table_args *a)
 		fr_table_arg(a, 2, " region_size %u", fr->arg_region_size);
 	if (fr->arg_stride)
 		fr_table_arg(a, 2, " stride %llu", fr->arg_stride);
-	for (i = 0; i < ARRAY_SIZE(fr_tunables); i++) {
-		v = READ_ONCE(*fr_tunable_ptr(fr, &fr_tunables[i]));
+	for (i = 0; i < FR_NR_TUNABLES; i++) {
+		v = READ_ONCE(fr->tunables[i]);
 		if (v != fr_tunables[i].def)
 			fr_table_arg(a, 2, " %s %u", fr_tunables[i].name, v);
 	}

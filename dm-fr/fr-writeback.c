@@ -88,24 +88,26 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, enum wb_kind kind,
 		    u32 *unreadable)
 {
 	struct fr_stage *st;
+	u32 jobs;
 	int r;
 
 	mutex_lock(&fr->wb_lock);
+	/* The stage and snaps are sized for it (fr_writeback_set_jobs). */
+	jobs = fr_tunable(fr, writeback_jobs);
 	st = fr->wb_stage;
 	fr_stage_reset(st);
 	switch (kind) {
 	case WB_SWEEP:
-		r = fr_writeback_sweep(&fr->cache, cursor, fr->writeback_jobs,
-				       fr->wb_snaps, &fr_stage_ops, st);
+		r = fr_writeback_sweep(&fr->cache, cursor, jobs, fr->wb_snaps,
+				       &fr_stage_ops, st);
 		break;
 	case WB_BOTH_DIRTY:
-		r = fr_writeback_both_dirty(&fr->cache, cursor,
-					    fr->writeback_jobs, fr->wb_snaps,
-					    &fr_stage_ops, st);
+		r = fr_writeback_both_dirty(&fr->cache, cursor, jobs,
+					    fr->wb_snaps, &fr_stage_ops, st);
 		break;
 	default:
-		r = fr_writeback(&fr->cache, cursor, fr->writeback_jobs,
-				 fr->wb_snaps, &fr_stage_ops, st);
+		r = fr_writeback(&fr->cache, cursor, jobs, fr->wb_snaps,
+				 &fr_stage_ops, st);
 		break;
 	}
 	*unreadable = fr_stage_unreadable(st);
@@ -255,7 +257,7 @@ static unsigned int dirty_percent(struct dm_fr *fr)
 static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 {
 	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
-				    READ_ONCE(fr->writeback_jobs)) + 2;
+				    fr_tunable(fr, writeback_jobs)) + 2;
 	/* Under steady writes, do not chase what was written after the start. */
 	u64 budget = fr_count_dirty(&fr->cache);
 	u64 written = 0;
@@ -266,7 +268,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	while (max_batches-- && written < budget &&
 	       !READ_ONCE(fr->wb_stopped)) {
 		if (to_low_watermark &&
-		    dirty_percent(fr) < READ_ONCE(fr->low_watermark))
+		    dirty_percent(fr) < fr_tunable(fr, low_watermark))
 			break;
 		if (both_first) {
 			r = wb_batch(fr, &fr->wb_both_cursor, WB_BOTH_DIRTY,
@@ -274,7 +276,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 			if (r < 0)
 				return r;
 			written += r;
-			both_first = r >= READ_ONCE(fr->writeback_jobs);
+			both_first = r >= fr_tunable(fr, writeback_jobs);
 			if (r) {
 				cond_resched();
 				continue;
@@ -341,7 +343,7 @@ static void wb_activity(struct dm_fr *fr, bool *busy, bool *collided)
  */
 static bool wb_pass_due(struct dm_fr *fr)
 {
-	unsigned int defer = READ_ONCE(fr->writeback_defer_ms);
+	unsigned int defer = fr_tunable(fr, writeback_defer);
 	unsigned long now = jiffies;
 	bool busy, collided;
 
@@ -361,13 +363,13 @@ static bool wb_pass_due(struct dm_fr *fr)
 /* Past the high watermark? (The count is kept, not scanned: every tick.) */
 static bool wb_over_high_watermark(struct dm_fr *fr)
 {
-	return dirty_percent(fr) >= READ_ONCE(fr->high_watermark);
+	return dirty_percent(fr) >= fr_tunable(fr, high_watermark);
 }
 
 /* The worker's period, and the delay of its first tick after a wake. */
 static unsigned int wb_tick_ms(struct dm_fr *fr)
 {
-	unsigned int period = READ_ONCE(fr->writeback_period_ms);
+	unsigned int period = fr_tunable(fr, writeback_period);
 
 	return period ? period : FR_WB_POLL_MS;
 }
@@ -415,7 +417,7 @@ static void writeback_work(struct work_struct *work)
 {
 	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
 					wb_work);
-	unsigned int period = READ_ONCE(fr->writeback_period_ms);
+	unsigned int period = fr_tunable(fr, writeback_period);
 	unsigned long start = jiffies;
 	unsigned int delay;
 	int r = 0;
@@ -511,7 +513,7 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	mutex_lock(&fr->wb_lock);
 	swap(fr->wb_stage, st);
 	swap(fr->wb_snaps, snaps);
-	fr->writeback_jobs = jobs;
+	WRITE_ONCE(fr->tunables[FR_TUNABLE_writeback_jobs], jobs);
 	mutex_unlock(&fr->wb_lock);
 	fr_stage_free(st);
 	kvfree(snaps);
@@ -570,7 +572,7 @@ int fr_writeback_setup(struct dm_fr *fr)
 	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
 	if (!fr->wb_pinned || !fr->wb_victim_stages || !fr->wb_wq)
 		return -ENOMEM;
-	return fr_writeback_set_jobs(fr, fr->writeback_jobs);
+	return fr_writeback_set_jobs(fr, fr_tunable(fr, writeback_jobs));
 }
 
 void fr_writeback_teardown(struct dm_fr *fr)

@@ -71,6 +71,7 @@
 #define FR_CORE_H
 
 #include "fr-format.h"
+#include "fr-interface.h"
 #include "fr-pm.h"
 
 /* Indices that must not be mixed up (sparse checks them as __bitwise). */
@@ -473,13 +474,6 @@ struct fr_wb_ops {
 	 */
 	void (*skip)(void *ctx, fr_pchunk_t p);
 };
-
-/*
- * Chunks per writeback batch unless the table says otherwise (the target's
- * writeback_jobs; one origin flush per batch): here so that userspace
- * measures the batch the target runs (bench/tools/coreprof.c).
- */
-#define FR_WB_JOBS_DEFAULT	1024
 
 struct fr_wb_snap {
 	fr_pchunk_t pchunk;

@@ -15,15 +15,18 @@
 
 void table_opts_init(struct table_opts *t)
 {
+	int i;
+
 	memset(t, 0, sizeof(*t));
-	t->wb_period = t->wb_defer = t->high = t->low = t->jobs = -1;
+	for (i = 0; i < FR_NR_TUNABLES; i++)
+		t->tun[i] = -1;
 }
 
 static void table_opts_string(const struct table_opts *t, char *out,
 			      size_t len)
 {
 	char args[400] = "";
-	int n = 0;
+	int i, n = 0;
 	size_t o = 0;
 
 #define ADD(...) do { o += (size_t)snprintf(args + o, sizeof(args) - o, __VA_ARGS__); } while (0)
@@ -36,24 +39,10 @@ static void table_opts_string(const struct table_opts *t, char *out,
 		ADD(" origin_id %s", t->origin_id);
 		n += 2;
 	}
-	if (t->wb_period >= 0) {
-		ADD(" writeback_period %lld", t->wb_period);
-		n += 2;
-	}
-	if (t->wb_defer >= 0) {
-		ADD(" writeback_defer %lld", t->wb_defer);
-		n += 2;
-	}
-	if (t->high >= 0) {
-		ADD(" high_watermark %lld", t->high);
-		n += 2;
-	}
-	if (t->low >= 0) {
-		ADD(" low_watermark %lld", t->low);
-		n += 2;
-	}
-	if (t->jobs >= 0) {
-		ADD(" writeback_jobs %lld", t->jobs);
+	for (i = 0; i < FR_NR_TUNABLES; i++) {
+		if (t->tun[i] < 0)
+			continue;
+		ADD(" %s %lld", frctl_tunables[i].name, t->tun[i]);
 		n += 2;
 	}
 	if (t->cleaner) {
@@ -75,6 +64,8 @@ static void table_opts_string(const struct table_opts *t, char *out,
 int table_opt_set(struct table_opts *t, const char *key,
 			 const char *val)
 {
+	const struct frctl_tunable *tn;
+	int id;
 	u64 v;
 
 	if (!strcmp(key, "cleaner") && !val) {
@@ -87,18 +78,13 @@ int table_opt_set(struct table_opts *t, const char *key,
 	}
 	if (!val || parse_u64(val, &v))
 		return -EINVAL;
-	if (!strcmp(key, "writeback_period") && v <= 3600000)
-		t->wb_period = (long long)v;
-	else if (!strcmp(key, "writeback_defer") && v <= 3600000)
-		t->wb_defer = (long long)v;
-	else if (!strcmp(key, "high_watermark") && v <= 100)
-		t->high = (long long)v;
-	else if (!strcmp(key, "low_watermark") && v <= 100)
-		t->low = (long long)v;
-	else if (!strcmp(key, "writeback_jobs") && v >= 1 && v <= 1024)
-		t->jobs = (long long)v;
-	else
+	id = tunable_find(key);
+	if (id < 0 || strchr(key, '-'))
 		return -EINVAL;
+	tn = &frctl_tunables[id];
+	if (v < tn->min || v > tn->max)
+		return -EINVAL;
+	t->tun[id] = (long long)v;
 	return 0;
 }
 
@@ -274,9 +260,12 @@ int create_device(const char *name, const char *pm, const char *origin,
 	return 0;
 }
 
+/* Create's options: these, then one per tunable (TUNABLE_OPT + its id). */
+#define TUNABLE_OPT	0x100
+
 int cmd_create(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	static const struct option base[] = {
 		{ "pm", required_argument, NULL, 'p' },
 		{ "origin", required_argument, NULL, 'o' },
 		{ "format", no_argument, NULL, 'F' },
@@ -285,27 +274,32 @@ int cmd_create(int argc, char **argv)
 		{ "stride", required_argument, NULL, 'S' },
 		{ "origin-id", required_argument, NULL, 'I' },
 		{ "uuid", required_argument, NULL, 'U' },
-		{ "writeback-period", required_argument, NULL, 'P' },
-		{ "writeback-defer", required_argument, NULL, 'D' },
-		{ "high-watermark", required_argument, NULL, 'H' },
-		{ "low-watermark", required_argument, NULL, 'L' },
-		{ "writeback-jobs", required_argument, NULL, 'J' },
 		{ "cleaner", no_argument, NULL, 'c' },
 		{ "no-read-fill", no_argument, NULL, 'N' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
 	};
+	enum { NR_BASE = sizeof(base) / sizeof(base[0]) };
+	static char names[FR_NR_TUNABLES][64];
+	struct option opts[NR_BASE + FR_NR_TUNABLES + 1];
 	const char *pm = NULL, *origin = NULL, *origin_id = NULL, *name;
 	bool format = false, force = false, dry = false, geo = false;
 	bool have_uuid = false;
 	struct geo_opts go = { 0 };
 	struct table_opts to;
 	u8 uuid[16], out[16];
+	char opt[72];
 	u64 v;
-	int c, r;
+	int c, r, i, hi, lo;
 
+	memset(opts, 0, sizeof(opts));
+	memcpy(opts, base, sizeof(base));
+	for (i = 0; i < FR_NR_TUNABLES; i++) {
+		tunable_option(i, names[i], sizeof(names[i]));
+		opts[NR_BASE + i] = (struct option){
+			names[i], required_argument, NULL, TUNABLE_OPT + i };
+	}
 	table_opts_init(&to);
 	while ((c = verb_getopt(argc, argv, ":fnh", opts)) != -1) {
 		switch (c) {
@@ -336,33 +330,6 @@ int cmd_create(int argc, char **argv)
 			have_uuid = true;
 			geo = true;
 			break;
-		case 'P':
-			if (parse_opt_u64("--writeback-period", optarg, 0,
-					  3600000, &v))
-				return FR_EXIT_USAGE;
-			to.wb_period = (long long)v;
-			break;
-		case 'D':
-			if (parse_opt_u64("--writeback-defer", optarg, 0,
-					  3600000, &v))
-				return FR_EXIT_USAGE;
-			to.wb_defer = (long long)v;
-			break;
-		case 'H':
-			if (parse_opt_u64("--high-watermark", optarg, 0, 100, &v))
-				return FR_EXIT_USAGE;
-			to.high = (long long)v;
-			break;
-		case 'L':
-			if (parse_opt_u64("--low-watermark", optarg, 0, 100, &v))
-				return FR_EXIT_USAGE;
-			to.low = (long long)v;
-			break;
-		case 'J':
-			if (parse_opt_u64("--writeback-jobs", optarg, 1, 1024, &v))
-				return FR_EXIT_USAGE;
-			to.jobs = (long long)v;
-			break;
 		case 'c':
 			to.cleaner = true;
 			break;
@@ -379,7 +346,15 @@ int cmd_create(int argc, char **argv)
 			print_help("create", stdout);
 			return 0;
 		default:
-			return FR_EXIT_USAGE;
+			if (c < TUNABLE_OPT || c >= TUNABLE_OPT + FR_NR_TUNABLES)
+				return FR_EXIT_USAGE;
+			i = c - TUNABLE_OPT;
+			snprintf(opt, sizeof(opt), "--%s", names[i]);
+			if (parse_opt_u64(opt, optarg, frctl_tunables[i].min,
+					  frctl_tunables[i].max, &v))
+				return FR_EXIT_USAGE;
+			to.tun[i] = (long long)v;
+			break;
 		}
 	}
 	r = 0;
@@ -396,9 +371,11 @@ int cmd_create(int argc, char **argv)
 		return fr_usage_error("--origin is required");
 	if (geo && !format)
 		return fr_usage_error("--chunk-size, --region-size, --stride, --origin-id and --uuid need --format (without it the PM's superblock decides)");
-	if (to.high >= 0 && to.low >= 0 && to.low > to.high)
-		return fr_usage_error("--low-watermark %lld is above --high-watermark %lld",
-				      to.low, to.high);
+	hi = FR_TUNABLE_high_watermark;
+	lo = FR_TUNABLE_low_watermark;
+	if (to.tun[hi] >= 0 && to.tun[lo] >= 0 && to.tun[lo] > to.tun[hi])
+		return fr_usage_error("--%s %lld is above --%s %lld", names[lo],
+				      to.tun[lo], names[hi], to.tun[hi]);
 	if (format) {
 		if (dry) {
 			printf("frctl format --pm %s --origin %s%s\n", pm, origin,

@@ -225,6 +225,22 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		  const struct fr_table *t, const struct fr_status *st,
 		  const struct fr_status *prev, double interval);
 
+/* tunables.c: the kernel's list of tunables (dm-fr/core/fr-tunables.h) */
+struct frctl_tunable {
+	const char *name;	/* the table's word: writeback_period */
+	u64 min, max, def;
+	const char *unit, *what;
+};
+extern const struct frctl_tunable frctl_tunables[FR_NR_TUNABLES];
+/* The id of a tunable by its table name or option name, or -1. */
+int tunable_find(const char *name);
+/* Its option name, without the dashes: writeback-period. */
+void tunable_option(int id, char *out, size_t len);
+/* Create's help lines for the tunables. */
+void tunables_help(FILE *f);
+/* Every tunable's value in a table's optional arguments (else default). */
+void tunables_of_table(const char *opts, u64 out[FR_NR_TUNABLES]);
+
 /* util.c: Ctrl-C ends a watching loop (status, flush), not frctl */
 extern volatile sig_atomic_t frctl_interrupted;
 void catch_sigint(void);
@@ -252,7 +268,7 @@ int list_fr_devs(char ***names, int *count);
 
 /* cmd-create.c: create, and the table options autoactivate creates with */
 struct table_opts {
-	long long wb_period, wb_defer, high, low, jobs;	/* -1: kernel default */
+	long long tun[FR_NR_TUNABLES];	/* by enum fr_tunable_id; -1: default */
 	bool cleaner, no_read_fill;
 	/* The PM's identity, from its superblock: "" leaves it out. */
 	char uuid[33];				/* 32 hex digits */

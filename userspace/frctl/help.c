@@ -7,6 +7,9 @@
 
 #include "frctl.h"
 
+/* Where a verb's help lists the tunables (tunables_help). */
+#define TUNABLES_HERE	"@tunables@\n"
+
 static const struct verb_help helps[] = {
 { NULL,
 "Usage: frctl [--version] [--help] <command> [<args>]\n"
@@ -70,14 +73,7 @@ static const struct verb_help helps[] = {
 "  --format                format the PM first, as frctl format does (what\n"
 "                          the PM held is lost); accepts --chunk-size,\n"
 "                          --region-size, --stride, --origin-id and --uuid\n"
-"  --writeback-period MS   period of the background writeback in ms\n"
-"                          (kernel default 10; 0: only by watermark or flush)\n"
-"  --writeback-defer MS    how long writes that keep coming and do not\n"
-"                          collide may put the periodic writeback off\n"
-"                          (kernel default 5000; 0: never)\n"
-"  --high-watermark PCT    dirty % that starts writeback at once (default 50)\n"
-"  --low-watermark PCT     watermark writeback stops below this (default 25)\n"
-"  --writeback-jobs N      chunks per writeback batch, 1..1024 (default 1024)\n"
+TUNABLES_HERE
 "  --cleaner               start in cleaner mode (writes go through)\n"
 "  --no-read-fill          do not cache data read from the origin\n"
 "  -f, --force             accept an origin other than the recorded one\n"
@@ -241,7 +237,16 @@ int print_help(const char *verb, FILE *f)
 	for (i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
 		if ((!verb && !helps[i].verb) ||
 		    (verb && helps[i].verb && !strcmp(verb, helps[i].verb))) {
-			fputs(helps[i].text, f);
+			const char *t = helps[i].text;
+			const char *at = strstr(t, TUNABLES_HERE);
+
+			/* The tunables' lines come from their one list. */
+			if (at) {
+				fwrite(t, 1, (size_t)(at - t), f);
+				tunables_help(f);
+				t = at + strlen(TUNABLES_HERE);
+			}
+			fputs(t, f);
 			return 0;
 		}
 	}

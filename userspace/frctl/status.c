@@ -142,6 +142,19 @@ static double wb_rate(const struct fr_status *st, const struct fr_status *prev,
 			(st->chunk_sectors << FR_SECTOR_SHIFT)) / interval;
 }
 
+/* Every tunable's value now: the table's, else the kernel's default. */
+static void add_tunables(struct json_object *o, const struct fr_table *t)
+{
+	struct json_object *tun = json_object_new_object();
+	u64 v[FR_NR_TUNABLES];
+	int i;
+
+	tunables_of_table(t->opts, v);
+	for (i = 0; i < FR_NR_TUNABLES; i++)
+		add_u64(tun, frctl_tunables[i].name, v[i]);
+	json_object_object_add(o, "tunables", tun);
+}
+
 struct json_object *status_json(const char *name, const char *uuid,
 				u64 length, const struct fr_table *t,
 				const struct fr_status *st,
@@ -161,6 +174,7 @@ struct json_object *status_json(const char *name, const char *uuid,
 		json_object_object_add(o, "pm", json_object_new_string(t->pm));
 		json_object_object_add(o, "options",
 				       json_object_new_string(t->opts));
+		add_tunables(o, t);
 	}
 	json_object_object_add(o, "state", json_object_new_string(st->state));
 	add_u64(o, "chunk_size", chunk);
