@@ -54,13 +54,19 @@ def fr_tunables():
     return [tuple(e[:6]) for e in core_list("fr-tunables.h", "FR_TUNABLE")]
 
 
-# Status fields of the fr target after "<start> <len> fr" (docs/target-interface.md).
-FR_FIELDS = ["state", "chunk_sectors", "chunks_total", "chunks_valid", "chunks_dirty",
-             "read_hits", "read_misses", "write_hits", "write_misses", "forced_writebacks",
-             "writeback_rounds", "chunks_written_back", "origin_errors", "pm_errors",
-             "read_fills", "cleaner"]
-# Appended later (target 1.3, 1.4, 1.6, 1.9): parsed when the line has them.
-FR_FIELDS_OPTIONAL = ["unreadable", "bad_chunks", "lost_slots", "prefetched", "pinned_waits"]
+def fr_status_fields():
+    """[(name, since, keyed)] of dm-fr/core/fr-status.h, in the order printed."""
+    return [(e[0], int(e[1]), e[2] == "1") for e in core_list("fr-status.h", "FR_STATUS")]
+
+
+# Status fields of the fr target after "<start> <len> fr" (docs/target-interface.md),
+# from the core's list: the state word and the first version's fields always, those
+# appended later (target 1.3, 1.4, 1.6, 1.9) when the line has them, and keyed
+# fields (name=value) wherever they stand.
+_SF = fr_status_fields()
+FR_FIELDS = ["state"] + [n for n, since, keyed in _SF if since == _SF[0][1] and not keyed]
+FR_FIELDS_OPTIONAL = [n for n, since, keyed in _SF if since != _SF[0][1] and not keyed]
+FR_FIELDS_KEYED = [n for n, since, keyed in _SF if keyed]
 
 CONFIG_NAMES = {
     "raw": "raw PM (/dev/pmem0, O_DIRECT)",
@@ -206,11 +212,15 @@ def fr_status(line):
     if len(w) < 3 + len(FR_FIELDS) or w[2] != "fr":
         return None
     d = {}
+    pos = [x for x in w[3:] if "=" not in x]
     for i, f in enumerate(FR_FIELDS + FR_FIELDS_OPTIONAL):
-        if 3 + i >= len(w):
+        if i >= len(pos):
             break
-        v = w[3 + i]
-        d[f] = int(v) if v.isdigit() else v
+        d[f] = int(pos[i]) if pos[i].isdigit() else pos[i]
+    for x in w[3:]:
+        k, _, v = x.partition("=")
+        if v and k in FR_FIELDS_KEYED:
+            d[k] = int(v) if v.isdigit() else v
     return d
 
 
@@ -218,7 +228,7 @@ def fr_delta(before, after):
     a, b = fr_status(before), fr_status(after)
     if not a or not b:
         return None
-    d = {f: b[f] - a[f] for f in FR_FIELDS + FR_FIELDS_OPTIONAL
+    d = {f: b[f] - a[f] for f in FR_FIELDS + FR_FIELDS_OPTIONAL + FR_FIELDS_KEYED
          if isinstance(a.get(f), int) and isinstance(b.get(f), int)}
     d["writes"] = d["write_hits"] + d["write_misses"]
     d["forced_per_write"] = d["forced_writebacks"] / d["writes"] if d["writes"] else 0.0

@@ -285,29 +285,70 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 	}
 }
 
+/* The status fields of core/fr-status.h, in its order. */
+static const struct {
+	const char *name;
+	bool keyed;
+} fr_status_fields[FR_NR_STATUS] = {
+#define FR_STATUS(n, since, k, json, what)				\
+	[FR_STATUS_##n] = { #n, k },
+#include "fr-status.h"
+#undef FR_STATUS
+};
+
+/* The state word, then every field of the list (docs/target-interface.md). */
+static unsigned int fr_status_info(struct dm_fr *fr, char *result,
+				   unsigned int maxlen)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	unsigned int sz = 0, i;
+	struct fr_stats s;
+	/* (a field of the list given no value here would print 0) */
+	u64 v[FR_NR_STATUS] = { 0 };
+
+	fr_sum_stats(fr, &s);
+	v[FR_STATUS_chunk_sectors] = g->chunk_sectors;
+	v[FR_STATUS_chunks_total] = g->nr_chunks;
+	v[FR_STATUS_chunks_valid] = fr_count_valid(&fr->cache);
+	v[FR_STATUS_chunks_dirty] = fr_count_dirty(&fr->cache);
+	v[FR_STATUS_read_hits] = s.read_hits;
+	v[FR_STATUS_read_misses] = s.read_misses;
+	v[FR_STATUS_write_hits] = s.write_hits;
+	v[FR_STATUS_write_misses] = s.write_misses;
+	v[FR_STATUS_forced_writebacks] = s.forced_writebacks;
+	v[FR_STATUS_writeback_rounds] = s.writeback_rounds;
+	v[FR_STATUS_chunks_written_back] = s.chunks_written_back;
+	v[FR_STATUS_origin_errors] = s.origin_errors;
+	v[FR_STATUS_pm_errors] = s.pm_errors;
+	v[FR_STATUS_read_fills] = s.read_fills;
+	v[FR_STATUS_cleaner] = READ_ONCE(fr->cleaner) ? 1 : 0;
+	v[FR_STATUS_unreadable] = READ_ONCE(fr->wb_unreadable);
+	v[FR_STATUS_bad_chunks] = fr_badpm_retired(fr);
+	v[FR_STATUS_lost_slots] = fr_badpm_lost(fr);
+	v[FR_STATUS_prefetched] = s.prefetched;
+	v[FR_STATUS_pinned_waits] = s.pinned_waits;
+
+	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
+	for (i = 0; i < FR_NR_STATUS; i++) {
+		if (fr_status_fields[i].keyed)
+			DMEMIT(" %s=%llu", fr_status_fields[i].name, v[i]);
+		else
+			DMEMIT(" %llu", v[i]);
+	}
+	return sz;
+}
+
 static void fr_status(struct dm_target *ti, status_type_t type,
 		      unsigned int status_flags, char *result,
 		      unsigned int maxlen)
 {
 	struct dm_fr *fr = ti->private;
-	const struct fr_geometry *g = &fr->cache.geo;
 	struct fr_table_args args;
 	unsigned int sz = 0;
-	struct fr_stats s;
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		fr_sum_stats(fr, &s);
-		DMEMIT("%s %u %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %u %u %llu %llu %llu %llu",
-		       READ_ONCE(fr->degraded) ? "degraded" : "ok",
-		       g->chunk_sectors, g->nr_chunks,
-		       fr_count_valid(&fr->cache), fr_count_dirty(&fr->cache),
-		       s.read_hits, s.read_misses, s.write_hits, s.write_misses,
-		       s.forced_writebacks, s.writeback_rounds,
-		       s.chunks_written_back, s.origin_errors, s.pm_errors,
-		       s.read_fills, READ_ONCE(fr->cleaner) ? 1 : 0,
-		       READ_ONCE(fr->wb_unreadable), fr_badpm_retired(fr),
-		       fr_badpm_lost(fr), s.prefetched, s.pinned_waits);
+		sz = fr_status_info(fr, result, maxlen);
 		break;
 	case STATUSTYPE_TABLE:
 		fr_table_args(fr, &args);

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The target's tunables, defined once for everything that names them: the
- * kernel's table parser, "set" message and printed table (fr-table.c), frctl
- * (create's options, frtab's keys, status --json, help) and, through
- * frctl's JSON, the bench report. A tunable is a table argument that the
- * "set" message may change at run time: an unsigned integer in [min, max].
- * docs/target-interface.md describes each; a new one added here is parsed,
- * printed, settable and offered by frctl without another list to edit (the
- * host test tests/host/iface checks that).
+ * The target's interface, listed once for everything that names it: the
+ * kernel (fr-table.c parses, sets and prints the tunables; fr-target.c
+ * prints the status), frctl (create's options, frtab's keys, help, status
+ * and its JSON, the bash completion through the help) and bench/report.py.
  *
- * The list is fr-tunables.h: one FR_TUNABLE(name, min, max, default, unit,
- * what) per tunable, in the order the table prints them back; a user
- * defines FR_TUNABLE, includes it, and undefines FR_TUNABLE.
+ * fr-tunables.h: one FR_TUNABLE(name, min, max, default, unit, what) per
+ * tunable (a table argument the "set" message may change at run time, an
+ * unsigned integer in [min, max]), in the order the table prints them back.
+ * fr-status.h: one FR_STATUS(...) per status field. A user defines the
+ * macro, includes the list, and undefines the macro. A tunable added to its
+ * list is parsed, printed, settable and offered by frctl with nothing else
+ * to edit; a status field needs its value in fr_status() (fr-target.c).
+ * tests/iface checks that; docs/target-interface.md describes each.
  */
 #ifndef FR_INTERFACE_H
 #define FR_INTERFACE_H
@@ -28,6 +29,18 @@ enum fr_tunable_id {
 #include "fr-tunables.h"
 #undef FR_TUNABLE
 	FR_NR_TUNABLES
+};
+
+/*
+ * The status fields after the state word (fr-status.h: one FR_STATUS(name,
+ * since, keyed, json, what) per field, in the order printed; since is the
+ * target version times 100, major and minor).
+ */
+enum fr_status_id {
+#define FR_STATUS(name, since, keyed, json, what) FR_STATUS_##name,
+#include "fr-status.h"
+#undef FR_STATUS
+	FR_NR_STATUS
 };
 
 #define FR_STRINGIFY_(x)	#x

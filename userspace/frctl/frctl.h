@@ -176,38 +176,18 @@ bool same_device(const char *a, const char *b);
 
 /* status.c: the target's status line, parsed and made readable. */
 
+/* A status line: the state word and the fields of dm-fr/core/fr-status.h. */
 struct fr_status {
 	char state[16];
-	u64 chunk_sectors;
-	u64 chunks_total;
-	u64 chunks_valid;
-	u64 chunks_dirty;
-	u64 read_hits;
-	u64 read_misses;
-	u64 write_hits;
-	u64 write_misses;
-	u64 forced_writebacks;
-	u64 writeback_rounds;
-	u64 chunks_written_back;
-	u64 origin_errors;
-	u64 pm_errors;
-	u64 read_fills;
-	u64 cleaner;
-	/* Target 1.3 and later; has_unreadable is false for older targets. */
-	u64 unreadable;
-	bool has_unreadable;
-	/* Target 1.4 and later (known bad PM); has_bad is false for older. */
-	u64 bad_chunks;
-	u64 lost_slots;
-	bool has_bad;
-	/* Target 1.6 and later (prefetch); has_prefetched is false for older. */
-	u64 prefetched;
-	bool has_prefetched;
-	/* Target 1.9 and later (writeback from PM); has_pinned_waits too. */
-	u64 pinned_waits;
-	bool has_pinned_waits;
+#define FR_STATUS(name, since, keyed, json, what) u64 name;
+#include "fr-status.h"
+#undef FR_STATUS
+	/* Which fields the line had (bit by enum fr_status_id): an older
+	 * target prints fewer. */
+	u64 seen;
 	unsigned int extra_fields;	/* appended fields this frctl ignores */
 };
+#define status_has(st, name)	((st)->seen >> FR_STATUS_##name & 1)
 
 struct fr_table {
 	char origin[32];	/* major:minor as the kernel prints it */

@@ -34,19 +34,51 @@ static int next_token(const char **s, char *tok, size_t len)
 	return 0;
 }
 
+/* The fields of dm-fr/core/fr-status.h: where each goes, and its version. */
+static const struct {
+	const char *name, *json;
+	size_t offset;
+	unsigned int since;
+	bool keyed;
+} fields[FR_NR_STATUS] = {
+#define FR_STATUS(n, v, k, j, what) \
+	[FR_STATUS_##n] = { #n, j, offsetof(struct fr_status, n), v, k },
+#include "fr-status.h"
+#undef FR_STATUS
+};
+
+_Static_assert(FR_NR_STATUS <= 64, "struct fr_status: seen has 64 bits");
+
+static u64 *field(struct fr_status *st, int i)
+{
+	return (u64 *)((char *)st + fields[i].offset);
+}
+
+/* A "name=value" word of a field this frctl knows: 0, 1 (not one), < 0. */
+static int parse_keyed(struct fr_status *st, const char *tok)
+{
+	const char *eq = strchr(tok, '=');
+	int i;
+
+	if (!eq)
+		return -EINVAL;
+	for (i = 0; i < FR_NR_STATUS; i++) {
+		if (strlen(fields[i].name) != (size_t)(eq - tok) ||
+		    strncmp(fields[i].name, tok, (size_t)(eq - tok)))
+			continue;
+		if (parse_u64(eq + 1, field(st, i)))
+			return -EINVAL;
+		st->seen |= 1ULL << i;
+		return 0;
+	}
+	return 1;
+}
+
 int status_parse(const char *line, struct fr_status *st)
 {
-	u64 *fields[] = {
-		&st->chunk_sectors, &st->chunks_total, &st->chunks_valid,
-		&st->chunks_dirty, &st->read_hits, &st->read_misses,
-		&st->write_hits, &st->write_misses, &st->forced_writebacks,
-		&st->writeback_rounds, &st->chunks_written_back,
-		&st->origin_errors, &st->pm_errors, &st->read_fills,
-		&st->cleaner,
-	};
-	char tok[64], tok2[64];
-	unsigned int i;
+	char tok[64];
 	const char *p = line, *q;
+	int i, j, r;
 
 	memset(st, 0, sizeof(*st));
 	if (!line || next_token(&p, st->state, sizeof(st->state)))
@@ -55,43 +87,52 @@ int status_parse(const char *line, struct fr_status *st)
 		if (!((st->state[i] >= 'a' && st->state[i] <= 'z') ||
 		      st->state[i] == '_' || st->state[i] == '-'))
 			return -EINVAL;
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-		if (next_token(&p, tok, sizeof(tok)) ||
-		    parse_u64(tok, fields[i]))
-			return -EINVAL;
-	}
-	if (!next_token(&p, tok, sizeof(tok))) {
-		if (parse_u64(tok, &st->unreadable))
-			return -EINVAL;
-		st->has_unreadable = true;
-		/* bad_chunks and lost_slots come as a pair (target 1.4). */
+	/*
+	 * The positional fields, a version's at a time: the fields a version
+	 * added come together, so a line that ends inside a group is not that
+	 * version's (its words count as fields this frctl does not know).
+	 * Those of the first version must all be there.
+	 */
+	for (i = 0; i < FR_NR_STATUS && !fields[i].keyed; i = j) {
+		u64 v[FR_NR_STATUS];
+
 		q = p;
-		if (!next_token(&q, tok, sizeof(tok)) &&
-		    !next_token(&q, tok2, sizeof(tok2))) {
-			if (parse_u64(tok, &st->bad_chunks) ||
-			    parse_u64(tok2, &st->lost_slots))
+		for (j = i; j < FR_NR_STATUS && !fields[j].keyed &&
+		     fields[j].since == fields[i].since; j++) {
+			if (next_token(&q, tok, sizeof(tok)))
+				break;
+			if (strchr(tok, '='))
+				break;
+			if (parse_u64(tok, &v[j]))
 				return -EINVAL;
-			st->has_bad = true;
-			p = q;
-			/* prefetched (target 1.6). */
-			q = p;
-			if (!next_token(&q, tok, sizeof(tok))) {
-				if (parse_u64(tok, &st->prefetched))
-					return -EINVAL;
-				st->has_prefetched = true;
-				p = q;
-				/* pinned_waits (target 1.9). */
-				if (!next_token(&q, tok, sizeof(tok))) {
-					if (parse_u64(tok, &st->pinned_waits))
-						return -EINVAL;
-					st->has_pinned_waits = true;
-					p = q;
-				}
-			}
+		}
+		if (j < FR_NR_STATUS && !fields[j].keyed &&
+		    fields[j].since == fields[i].since) {
+			if (!i)
+				return -EINVAL;
+			break;
+		}
+		for (j = i; j < FR_NR_STATUS && !fields[j].keyed &&
+		     fields[j].since == fields[i].since; j++) {
+			*field(st, j) = v[j];
+			st->seen |= 1ULL << j;
+		}
+		p = q;
+	}
+	/* Then any word: a keyed field by name, or one this frctl ignores. */
+	while (!next_token(&p, tok, sizeof(tok))) {
+		r = strchr(tok, '=') ? parse_keyed(st, tok) : 1;
+		if (r < 0)
+			return r;
+		if (r > 0) {
+			u64 ignored;
+
+			/* An unknown positional word is still a number. */
+			if (!strchr(tok, '=') && parse_u64(tok, &ignored))
+				return -EINVAL;
+			st->extra_fields++;
 		}
 	}
-	while (!next_token(&p, tok, sizeof(tok)))
-		st->extra_fields++;
 	if (!st->chunk_sectors || st->chunks_valid > st->chunks_total ||
 	    st->chunks_dirty > st->chunks_valid || st->cleaner > 1)
 		return -ERANGE;
@@ -163,6 +204,7 @@ struct json_object *status_json(const char *name, const char *uuid,
 	struct json_object *o = json_object_new_object();
 	u64 chunk = st->chunk_sectors << FR_SECTOR_SHIFT;
 	double rate = wb_rate(st, prev, interval);
+	int i;
 
 	json_object_object_add(o, "name", json_object_new_string(name));
 	if (uuid && *uuid)
@@ -177,42 +219,30 @@ struct json_object *status_json(const char *name, const char *uuid,
 		add_tunables(o, t);
 	}
 	json_object_object_add(o, "state", json_object_new_string(st->state));
+	/* Every field the line had, by its JSON key (fr-status.h). */
+	for (i = 0; i < FR_NR_STATUS; i++) {
+		u64 v = *(const u64 *)((const char *)st + fields[i].offset);
+
+		if (!(st->seen >> i & 1))
+			continue;
+		if (i == FR_STATUS_cleaner)
+			json_object_object_add(o, fields[i].json,
+					       json_object_new_boolean(v != 0));
+		else
+			add_u64(o, fields[i].json, v);
+	}
+	/* What follows from them: sizes in bytes, shares, hit ratios. */
 	add_u64(o, "chunk_size", chunk);
-	add_u64(o, "chunks_total", st->chunks_total);
-	add_u64(o, "chunks_valid", st->chunks_valid);
-	add_u64(o, "chunks_dirty", st->chunks_dirty);
 	add_u64(o, "cache_bytes", st->chunks_total * chunk);
 	add_u64(o, "valid_bytes", st->chunks_valid * chunk);
 	add_u64(o, "dirty_bytes", st->chunks_dirty * chunk);
 	add_pct(o, "valid_percent", pct(st->chunks_valid, st->chunks_total));
 	add_pct(o, "dirty_percent", pct(st->chunks_dirty, st->chunks_total));
-	add_u64(o, "read_hits", st->read_hits);
-	add_u64(o, "read_misses", st->read_misses);
 	add_pct(o, "read_hit_percent",
 		pct(st->read_hits, st->read_hits + st->read_misses));
-	add_u64(o, "write_hits", st->write_hits);
-	add_u64(o, "write_misses", st->write_misses);
 	add_pct(o, "write_hit_percent",
 		pct(st->write_hits, st->write_hits + st->write_misses));
-	add_u64(o, "forced_writebacks", st->forced_writebacks);
-	add_u64(o, "writeback_rounds", st->writeback_rounds);
-	add_u64(o, "chunks_written_back", st->chunks_written_back);
 	add_u64(o, "bytes_written_back", st->chunks_written_back * chunk);
-	add_u64(o, "origin_errors", st->origin_errors);
-	add_u64(o, "pm_errors", st->pm_errors);
-	add_u64(o, "read_fills", st->read_fills);
-	json_object_object_add(o, "cleaner",
-			       json_object_new_boolean(st->cleaner != 0));
-	if (st->has_unreadable)
-		add_u64(o, "unreadable_chunks", st->unreadable);
-	if (st->has_bad) {
-		add_u64(o, "bad_chunks", st->bad_chunks);
-		add_u64(o, "lost_slots", st->lost_slots);
-	}
-	if (st->has_prefetched)
-		add_u64(o, "prefetched", st->prefetched);
-	if (st->has_pinned_waits)
-		add_u64(o, "pinned_waits", st->pinned_waits);
 	if (rate >= 0) {
 		add_u64(o, "writeback_bytes_per_second", (u64)rate);
 		add_pct(o, "sample_interval_seconds", interval);
@@ -252,7 +282,7 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		(unsigned long long)st->read_misses,
 		pct(st->read_hits, st->read_hits + st->read_misses),
 		(unsigned long long)st->read_fills);
-	if (st->has_prefetched)
+	if (status_has(st, prefetched))
 		fprintf(f, " (%llu chunks read ahead)",
 			(unsigned long long)st->prefetched);
 	fputc('\n', f);
@@ -261,7 +291,7 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		(unsigned long long)st->write_misses,
 		pct(st->write_hits, st->write_hits + st->write_misses),
 		(unsigned long long)st->forced_writebacks);
-	if (st->has_pinned_waits)
+	if (status_has(st, pinned_waits))
 		fprintf(f, ", %llu waited for a writeback in flight",
 			(unsigned long long)st->pinned_waits);
 	fputc('\n', f);

@@ -74,25 +74,36 @@ static void test_status(void)
 	      st.writeback_rounds == 7 && st.chunks_written_back == 4096 &&
 	      st.origin_errors == 0 && st.pm_errors == 0 &&
 	      st.read_fills == 10 && st.cleaner == 0 && !st.extra_fields);
-	CHECK(!st.has_unreadable && !st.unreadable);
+	CHECK(!status_has(&st, unreadable) && !st.unreadable);
 	snprintf(line, sizeof(line), "%s 5 6", good);
-	CHECK(!status_parse(line, &st) && st.has_unreadable &&
+	CHECK(!status_parse(line, &st) && status_has(&st, unreadable) &&
 	      st.unreadable == 5 && st.extra_fields == 1);
-	CHECK(!st.has_bad);
+	CHECK(!status_has(&st, bad_chunks));
 	snprintf(line, sizeof(line), "%s 5 6 7", good);
-	CHECK(!status_parse(line, &st) && st.has_unreadable && st.has_bad &&
+	CHECK(!status_parse(line, &st) && status_has(&st, unreadable) && status_has(&st, bad_chunks) &&
 	      st.unreadable == 5 && st.bad_chunks == 6 && st.lost_slots == 7 &&
 	      !st.extra_fields);
 	snprintf(line, sizeof(line), "%s 5 6 7 8", good);
 	CHECK(!status_parse(line, &st) && st.lost_slots == 7 &&
-	      st.has_prefetched && st.prefetched == 8 && !st.extra_fields);
-	CHECK(!st.has_pinned_waits);
+	      status_has(&st, prefetched) && st.prefetched == 8 && !st.extra_fields);
+	CHECK(!status_has(&st, pinned_waits));
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9", good);
 	CHECK(!status_parse(line, &st) && st.prefetched == 8 &&
-	      st.has_pinned_waits && st.pinned_waits == 9 && !st.extra_fields);
+	      status_has(&st, pinned_waits) && st.pinned_waits == 9 && !st.extra_fields);
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9 10", good);
 	CHECK(!status_parse(line, &st) && st.pinned_waits == 9 &&
 	      st.extra_fields == 1);
+	/* Fields added from now on come as name=value: an unknown one is
+	 * skipped by name, a known one read wherever it stands. */
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 later_field=4", good);
+	CHECK(!status_parse(line, &st) && st.pinned_waits == 9 &&
+	      st.extra_fields == 1);
+	snprintf(line, sizeof(line), "%s 5 6 7 8 later=1 pinned_waits=3", good);
+	CHECK(!status_parse(line, &st) && st.prefetched == 8 &&
+	      status_has(&st, pinned_waits) && st.pinned_waits == 3 &&
+	      st.extra_fields == 1);
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 pinned_waits=x", good);
+	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9x", good);
 	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 7 8x", good);
