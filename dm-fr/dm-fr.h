@@ -13,7 +13,7 @@
  *   fr-load.c       origin identity, format/recovery
  *   fr-badpm.c      what the cache makes of bad PM: retire, clear, forget
  *   fr-writeback.c  the writeback worker, victim writes, the flush message
- *   fr-stage.c      a writeback's stage: PM to origin, per-slot marks
+ *   fr-stage.c      a writeback's stage: PM to origin, pins
  *
  * The protocol itself lives in core/ (fr-slot.c, fr-wb.c, fr-recover.c).
  */
@@ -46,7 +46,7 @@
  *                    dax_read_lock, to walk an origin's pages
  *   flush_lock       one flush message at a time; fr_writeback_stop takes
  *                    it alone, to wait for a flush that began before it
- *   wb_victims       (rw_semaphore) read by a victim write (a write's own
+ *   wb_victim_lock       (rw_semaphore) read by a victim write (a write's own
  *                    forced writeback of its victims, fr_writeback_victim
  *                    and fr_writeback_from), which takes no other lock of
  *                    this list but the slot lock; written by every
@@ -202,7 +202,7 @@ struct dm_fr {
 	struct delayed_work wb_work;
 	struct mutex wb_lock;		/* origin writes of cached data */
 	struct mutex flush_lock;	/* one flush message at a time */
-	struct rw_semaphore wb_victims;	/* read: a victim write */
+	struct rw_semaphore wb_victim_lock;	/* read: a victim write */
 	unsigned long *wb_pinned;	/* cache.pinned: origin writes of PM */
 	wait_queue_head_t wb_pin_wait;	/* a pin cleared */
 	struct fr_victims *wb_victim_stages;	/* fr-writeback.c */

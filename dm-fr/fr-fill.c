@@ -345,7 +345,7 @@ static bool fr_prefetch_was(struct dm_fr *fr, u64 w, u64 flags)
 	return (v & FR_PF_WINDOW) == w + 1 && (v & flags);
 }
 
-static void fr_prefetch_mark(struct dm_fr *fr, u64 w, u64 flags)
+static void fr_prefetch_note(struct dm_fr *fr, u64 w, u64 flags)
 {
 	WRITE_ONCE(*fr_prefetch_seen(fr, w), (w + 1) | flags);
 }
@@ -370,17 +370,17 @@ void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 	if (fr_prefetch_was(fr, w, FR_PF_DONE | FR_PF_AHEAD))
 		return;
 	if (w && fr_prefetch_was(fr, w - 1, FR_PF_DONE | FR_PF_AHEAD)) {
-		fr_prefetch_mark(fr, w, FR_PF_DONE);
-		fr_prefetch_mark(fr, w + 1, FR_PF_AHEAD);
+		fr_prefetch_note(fr, w, FR_PF_DONE);
+		fr_prefetch_note(fr, w + 1, FR_PF_AHEAD);
 		fr_prefetch_window(fr, w, n, first, last);
 		fr_prefetch_window(fr, w + 1, n, U64_MAX, 0);
 		return;
 	}
 	if (READ_ONCE(*fr_prefetch_seen(fr, w)) != w + 1) {
-		fr_prefetch_mark(fr, w, 0);	/* its first miss */
+		fr_prefetch_note(fr, w, 0);	/* its first miss */
 		return;
 	}
-	fr_prefetch_mark(fr, w, FR_PF_DONE);
+	fr_prefetch_note(fr, w, FR_PF_DONE);
 	fr_prefetch_window(fr, w, n, first, last);
 }
 
@@ -400,8 +400,8 @@ void fr_prefetch_hit(struct dm_fr *fr, u64 first, u64 last)
 	w = first >> ilog2(n);
 	if (!fr_prefetch_was(fr, w, FR_PF_AHEAD) || READ_ONCE(fr->cleaner))
 		return;
-	fr_prefetch_mark(fr, w, FR_PF_DONE);
-	fr_prefetch_mark(fr, w + 1, FR_PF_AHEAD);
+	fr_prefetch_note(fr, w, FR_PF_DONE);
+	fr_prefetch_note(fr, w + 1, FR_PF_AHEAD);
 	fr_prefetch_window(fr, w + 1, n, U64_MAX, 0);
 }
 

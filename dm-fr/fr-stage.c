@@ -67,9 +67,9 @@ struct fr_stage {
 	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
 	/* Chunks this stage pinned in c->pinned, unpinned by fr_stage_release. */
-	u64 *marked;
-	u32 nr_marked, max_marked;
-	bool chunk_marked;	/* the chunk being staged made the last pin */
+	u64 *pins;
+	u32 nr_pins, max_pins;
+	bool chunk_pin_made;	/* the chunk being staged made the last pin */
 	bool for_victim;	/* a victim write's: no wb_lock */
 };
 
@@ -86,36 +86,36 @@ static void stage_assert_held(struct fr_stage *st)
  * when it wrapped, so the buddy's pin is its own if it is the last or the
  * first it made.
  */
-static bool stage_mark(struct fr_stage *st, u64 chunk)
+static bool stage_pin(struct fr_stage *st, u64 chunk)
 {
 	struct dm_fr *fr = st->fr;
 	unsigned long *pinned = fr->cache.pinned;
 	u64 buddy = chunk ^ 1;
 
 	fr_assert_slot_locked(fr, to_slot(chunk >> 1));
-	st->chunk_marked = false;
+	st->chunk_pin_made = false;
 	if (test_bit(chunk, pinned))
 		return false;
 	if (test_bit(buddy, pinned) &&
-	    !(st->nr_marked && (st->marked[st->nr_marked - 1] == buddy ||
-				st->marked[0] == buddy)))
+	    !(st->nr_pins && (st->pins[st->nr_pins - 1] == buddy ||
+				st->pins[0] == buddy)))
 		return false;
-	/* One pin per chunk staged: the stage holds at most max_marked. */
-	if (WARN_ON_ONCE(st->nr_marked == st->max_marked))
+	/* One pin per chunk staged: the stage holds at most max_pins. */
+	if (WARN_ON_ONCE(st->nr_pins == st->max_pins))
 		return false;
 	set_bit(chunk, pinned);
-	st->marked[st->nr_marked++] = chunk;
-	st->chunk_marked = true;
+	st->pins[st->nr_pins++] = chunk;
+	st->chunk_pin_made = true;
 	return true;
 }
 
 /* The chunk being staged is skipped: take back the pin it made. */
-static void stage_unmark_chunk(struct fr_stage *st)
+static void stage_unpin_chunk(struct fr_stage *st)
 {
-	if (!st->chunk_marked)
+	if (!st->chunk_pin_made)
 		return;
-	st->chunk_marked = false;
-	clear_bit(st->marked[--st->nr_marked], st->fr->cache.pinned);
+	st->chunk_pin_made = false;
+	clear_bit(st->pins[--st->nr_pins], st->fr->cache.pinned);
 	wake_up_all(&st->fr->wb_pin_wait);
 }
 
@@ -135,11 +135,11 @@ void fr_stage_release(struct fr_stage *st)
 	stage_wait_status(st);	/* its error went to the core, if any */
 	st->nr_ext = 0;
 	st->unsent_chunks = 0;
-	if (!st->nr_marked)
+	if (!st->nr_pins)
 		return;
-	for (i = 0; i < st->nr_marked; i++)
-		clear_bit(st->marked[i], fr->cache.pinned);
-	st->nr_marked = 0;
+	for (i = 0; i < st->nr_pins; i++)
+		clear_bit(st->pins[i], fr->cache.pinned);
+	st->nr_pins = 0;
 	/* wake_up_all's lock orders the clears before the waiters' test. */
 	wake_up_all(&fr->wb_pin_wait);
 }
@@ -293,7 +293,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		return st->error;
 	if (chunk != st->chunk) {
 		/* A chunk's first call: nothing of it is staged yet. */
-		if (!stage_mark(st, chunk))
+		if (!stage_pin(st, chunk))
 			return -EBUSY;
 		st->chunk = chunk;
 		st->chunk_ext = st->nr_ext;
@@ -309,7 +309,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	if (stage_check_read(st, pm_src, bytes)) {
 		/* The chunk stays dirty on PM; the batch goes on. */
 		stage_drop_chunk(st);
-		stage_unmark_chunk(st);
+		stage_unpin_chunk(st);
 		st->unsent_chunks--;
 		st->unreadable++;
 		fr_stat_add(fr, pm_errors, 1);
@@ -376,7 +376,7 @@ void fr_stage_reset(struct fr_stage *st)
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	WARN_ON_ONCE(st->nr_marked || st->sending);
+	WARN_ON_ONCE(st->nr_pins || st->sending);
 }
 
 void fr_stage_free(struct fr_stage *st)
@@ -385,7 +385,7 @@ void fr_stage_free(struct fr_stage *st)
 		return;
 	kfree(st->scratch);
 	kvfree(st->ext);
-	kvfree(st->marked);
+	kvfree(st->pins);
 	kfree(st);
 }
 
@@ -407,11 +407,11 @@ struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks,
 	init_completion(&st->sub.done);
 	/* A chunk stages at most one extent per two sectors. */
 	st->max_ext = unsent * DIV_ROUND_UP(chunk_sectors, 2);
-	st->max_marked = chunks;
+	st->max_pins = chunks;
 	st->scratch = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
-	st->marked = kvmalloc_array(chunks, sizeof(*st->marked), GFP_KERNEL);
-	if (!st->scratch || !st->ext || !st->marked) {
+	st->pins = kvmalloc_array(chunks, sizeof(*st->pins), GFP_KERNEL);
+	if (!st->scratch || !st->ext || !st->pins) {
 		fr_stage_free(st);
 		return NULL;
 	}

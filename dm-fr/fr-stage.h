@@ -22,9 +22,9 @@ extern const struct fr_wb_ops fr_stage_ops;
 struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks,
 				enum fr_stage_owner owner);
 void fr_stage_free(struct fr_stage *st);
-/* Before a batch or a victim write: empty, nothing marked. */
+/* Before a batch or a victim write: empty, nothing pinned. */
 void fr_stage_reset(struct fr_stage *st);
-/* After one: its slots' marks cleared, and their waiters woken. */
+/* After one: its pins cleared, and their waiters woken. */
 void fr_stage_release(struct fr_stage *st);
 /* Chunks the last batch skipped because their PM data cannot be read. */
 u32 fr_stage_unreadable(const struct fr_stage *st);

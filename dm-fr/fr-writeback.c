@@ -22,7 +22,7 @@
  * slot in which a victim write has pinned a chunk, and a victim write waits
  * for a batch that has pinned a chunk of its slot. The writers that go
  * around PM (cleaner write-through, discards, bypass) and the flush message
- * hold wb_victims for writing, so no victim write runs beside them.
+ * hold wb_victim_lock for writing, so no victim write runs beside them.
  */
 #include <linux/blkdev.h>
 #include <linux/sched.h>
@@ -49,7 +49,7 @@ struct fr_victim_stage {
 /* The victim writes' stages: a fixed few, taken under a semaphore. */
 struct fr_victims {
 	struct semaphore free;
-	unsigned long busy;
+	unsigned long in_use;
 	u32 max_chunks;		/* even: whole slots */
 	struct fr_victim_stage vs[FR_WB_VICTIM_STAGES];
 };
@@ -123,7 +123,7 @@ static struct fr_victim_stage *victim_stage_get(struct dm_fr *fr)
 
 	down(&v->free);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++)
-		if (!test_and_set_bit(i, &v->busy)) {
+		if (!test_and_set_bit(i, &v->in_use)) {
 			fr_stage_reset(v->vs[i].stage);
 			return &v->vs[i];
 		}
@@ -138,7 +138,7 @@ static void victim_stage_put(struct dm_fr *fr, struct fr_victim_stage *vs)
 	struct fr_victims *v = fr->wb_victim_stages;
 
 	fr_stage_release(vs->stage);
-	clear_bit(vs - v->vs, &v->busy);
+	clear_bit(vs - v->vs, &v->in_use);
 	up(&v->free);
 }
 
@@ -156,16 +156,16 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 	struct fr_victim_stage *vs;
 	int r;
 
-	down_read(&fr->wb_victims);
+	down_read(&fr->wb_victim_lock);
 	vs = victim_stage_get(fr);
 	if (!vs) {
-		up_read(&fr->wb_victims);
+		up_read(&fr->wb_victim_lock);
 		return -ENOMEM;
 	}
 	r = fr_writeback_chunk(&fr->cache, victim, vs->snaps, &fr_stage_ops,
 			       vs->stage);
 	victim_stage_put(fr, vs);
-	up_read(&fr->wb_victims);
+	up_read(&fr->wb_victim_lock);
 
 	r = wb_result(fr, r);
 	if (r == -EBUSY) {
@@ -207,16 +207,16 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 
 	nr = fr_victim_range(victim, last, fr->wb_victim_stages->max_chunks,
 			     &first);
-	down_read(&fr->wb_victims);
+	down_read(&fr->wb_victim_lock);
 	vs = victim_stage_get(fr);
 	if (!vs) {
-		up_read(&fr->wb_victims);
+		up_read(&fr->wb_victim_lock);
 		return -ENOMEM;
 	}
 	r = fr_writeback_range(&fr->cache, first, nr, vs->snaps, &fr_stage_ops,
 			       vs->stage);
 	victim_stage_put(fr, vs);
-	up_read(&fr->wb_victims);
+	up_read(&fr->wb_victim_lock);
 
 	/* A batch skips what it cannot read: only origin errors fail it. */
 	r = wb_result(fr, r);
@@ -251,7 +251,7 @@ static unsigned int dirty_percent(struct dm_fr *fr)
  * write of a staged chunk's sectors between stage and submit could land
  * before the stale staged copy and be overwritten by it (docs/protocol.md,
  * "Required serialization"). Victim writes run beside a batch, on slots it
- * has not marked. Between batches the lock is dropped, so the flush
+ * has not pinned. Between batches the lock is dropped, so the flush
  * message and the writers around PM are not held up a whole pass.
  */
 static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
@@ -459,7 +459,7 @@ static void writeback_work(struct work_struct *work)
  * moves the cursor on. writeback_pass() does not fit: new dirty chunks
  * ahead of its cursor use up its budget, and a batch whose chunks were all
  * rewritten cleans none and ends it. No victim write runs meanwhile
- * (wb_victims): the sweep would skip a chunk one has in flight, and return
+ * (wb_victim_lock): the sweep would skip a chunk one has in flight, and return
  * before that write is on the origin.
  */
 int fr_writeback_all(struct dm_fr *fr)
@@ -471,7 +471,7 @@ int fr_writeback_all(struct dm_fr *fr)
 	if (READ_ONCE(fr->wb_stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
-	down_write(&fr->wb_victims);
+	down_write(&fr->wb_victim_lock);
 	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
 		if (READ_ONCE(fr->wb_stopped)) {
@@ -493,7 +493,7 @@ int fr_writeback_all(struct dm_fr *fr)
 		fr_stat_add(fr, writeback_rounds, 1);
 	r = skipped ? -EHWPOISON : 0;
 out:
-	up_write(&fr->wb_victims);
+	up_write(&fr->wb_victim_lock);
 	mutex_unlock(&fr->flush_lock);
 	return r;
 }
@@ -562,7 +562,7 @@ int fr_writeback_setup(struct dm_fr *fr)
 {
 	mutex_init(&fr->wb_lock);
 	mutex_init(&fr->flush_lock);
-	init_rwsem(&fr->wb_victims);
+	init_rwsem(&fr->wb_victim_lock);
 	init_waitqueue_head(&fr->wb_pin_wait);
 	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
 	fr->wb_stopped = true;

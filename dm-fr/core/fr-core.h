@@ -19,53 +19,7 @@
  * acknowledge the write. A multi-chunk write is atomic: after a crash either
  * all of it is visible or none of it.
  *
- * Glossary:
- *
- * key, ochunk  an origin chunk number (fr_ochunk_t): the origin cut into
- *              chunk_sectors pieces. A tag's commit word holds the key of
- *              the data in its chunk.
- * pchunk       a PM chunk index (fr_pchunk_t), 0..nr_chunks - 1: one
- *              chunk of data on PM and its tag.
- * slot         a pair of PM chunks, 2s and 2s + 1 (fr_slot_t). Origin chunk
- *              k may only live in slot fr_slot_of(k), in either chunk; the
- *              N flag marks the slot's newer chunk.
- * region       region_chunks consecutive origin chunks, placed in
- *              consecutive slots. A write never crosses a region, so its
- *              chunks have distinct slots.
- * stride       how many slots apart the first slots of consecutive regions
- *              are (default: one region and one slot).
- * stripe       (target, fr-stripe.h) a mutex for 2^FR_STRIPE_SHIFT consecutive
- *              slots, one of FR_NR_STRIPES that repeat over the slots; the
- *              "slot locks" of the locking contract.
- * epoch        (target, fr-stripe.h) a stripe's counter, bumped by the changes
- *              that make data read from the origin without the lock stale.
- * group        the chunks of one multi-chunk write: committed with
- *              INCOMPLETE and one seq, completed once all are committed.
- *              Recovery rolls an interrupted group back, or forward once
- *              any member has INCOMPLETE clear.
- * victim       the chunk that must leave a full slot so that a key can be
- *              written there: a clean one is evicted, a dirty one must be
- *              written back first (FR_WRITE_NEED_CLEAN: the caller
- *              writes it back alone, fr_writeback_chunk()).
- * fill         installing a clean copy of a chunk a read brought from the
- *              origin (fr_fill()); it may evict a clean chunk, never a
- *              dirty one.
- * cleaner      (target) a mode in which writes PM does not hold go
- *              straight to the origin and writeback runs without
- *              deferral, so the dirty data drains (before removing the
- *              cache).
- * stage        (writeback) copy a dirty chunk's held sectors out of PM for
- *              its origin write (fr_writeback_ops.stage); "staged" data is
- *              on its way to the origin, not yet flushed there.
- * sweep        (writeback) one pass over the whole cache from chunk 0 to
- *              the end with a cursor of its own (fr_writeback_sweep(): the
- *              flush message). The worker's periodic and watermark
- *              writeback make "passes" with its own cursor, which wraps.
- *
- * Words kept to one meaning: "map" is only device-mapper's map hook (what
- * the target does with a bio as it arrives; "at map" means then). A key is
- * "placed in" its slot; the target "accesses" PM through DAX; a fill's
- * buffer comes from the "fill pool", and a stripe counts fill "installs".
+ * The words used here, one meaning each: docs/glossary.md.
  */
 #ifndef FR_CORE_H
 #define FR_CORE_H
@@ -456,7 +410,9 @@ struct fr_wb_ops {
 	void (*lock)(void *ctx, fr_slot_t slot);
 	void (*unlock)(void *ctx, fr_slot_t slot);
 	/*
-	 * Copy nr_sectors from PM for origin sector, to be written by submit.
+	 * Stage nr_sectors of PM data for origin sector: submit writes them
+	 * to the origin (the glue may read them from PM then: it pins the
+	 * chunk, and no write stores into a pinned chunk).
 	 * -EHWPOISON: PM could not be read; the caller has dropped what it
 	 * staged of this chunk, and the chunk is skipped (left dirty).
 	 * -EBUSY (only on a chunk's first call): another origin write of this
@@ -542,7 +498,7 @@ static inline u32 fr_victim_range(fr_pchunk_t victim, fr_slot_t last,
 /*
  * The same batch, taking only chunks of slots whose two chunks are both
  * dirty: the next write placed in such a slot must wait for a writeback
- * (FR_NEED_CLEAN), so under pressure they go first. It wraps like
+ * (FR_WRITE_NEED_CLEAN), so under pressure they go first. It wraps like
  * fr_writeback(); 0 when no such chunk could be staged.
  */
 int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,

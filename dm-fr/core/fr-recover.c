@@ -15,7 +15,7 @@
  * placed in this slot, an empty or out-of-range sector mask, two copies of
  * one key with the same N flag, or an unreadable line).
  *
- * Four passes over the tags: scan (read-only), judge the interrupted groups,
+ * Four phases over the tags: scan (read-only), judge the interrupted groups,
  * settle their members, then each slot on its own. Only the scan runs when
  * nothing needs resolving (a clean shutdown's image, and most crashes): it
  * builds the bitmaps itself, a word at a time, as long as every slot it
@@ -174,7 +174,7 @@ struct recovery {
 	struct fr_cache *c;
 	enum fr_recover_mode mode;
 	bool store;			/* not FR_RECOVER_CHECK */
-	/* Scan only: the scan built the bitmaps; no slot needs pass 4. */
+	/* Scan only: the scan built the bitmaps; no slot needs phase 4. */
 	bool scan_only;
 	struct fr_group_scratch *groups;
 	u32 max_groups, ngroups;
@@ -224,7 +224,7 @@ static u64 resolved_commit(const struct recovery *rv,
 
 /*
  * The bitmaps as the scan builds them, a word at a time, while every slot
- * so far needs nothing of pass 4 (rv->scan_only): slot s's tags resolve to
+ * so far needs nothing of phase 4 (rv->scan_only): slot s's tags resolve to
  * their own commit words.
  */
 struct scan_bits {
@@ -234,7 +234,7 @@ struct scan_bits {
 
 /*
  * Does the slot need more than the scan: a corrupt tag (repair clears it),
- * a member of an interrupted group, or two copies of one key (pass 4 drops
+ * a member of an interrupted group, or two copies of one key (phase 4 drops
  * the superseded one)?
  */
 static bool slot_needs_resolving(const struct fr_tag_read t[2])
@@ -280,9 +280,9 @@ static void scan_bits_slot(struct recovery *rv, struct scan_bits *sb, u64 s,
 }
 
 /*
- * Pass 1, read-only: corrupt tags, interrupted groups, the highest seq; and
- * the bitmaps, unless a slot needs pass 4 (then pass 4 builds them). Known
- * bad PM always takes pass 4 (its rules for bad chunks).
+ * Phase 1, read-only: corrupt tags, interrupted groups, the highest seq; and
+ * the bitmaps, unless a slot needs phase 4 (then phase 4 builds them). Known
+ * bad PM always takes phase 4 (its rules for bad chunks).
  */
 static int recover_scan(struct recovery *rv, const char **why)
 {
@@ -340,7 +340,7 @@ static int recover_scan(struct recovery *rv, const char **why)
 	return 0;
 }
 
-/* Pass 2: a group with a committed member was wholly committed. */
+/* Phase 2: a group with a committed member was wholly committed. */
 static void recover_judge_groups(struct recovery *rv)
 {
 	struct fr_tag_read t[2];
@@ -368,7 +368,7 @@ static void recover_judge_groups(struct recovery *rv)
 	}
 }
 
-/* Pass 3: settle every member of an interrupted group. */
+/* Phase 3: settle every member of an interrupted group. */
 static void recover_settle_groups(struct recovery *rv)
 {
 	struct fr_tag_read t[2];
@@ -397,7 +397,7 @@ static void recover_settle_groups(struct recovery *rv)
 }
 
 /*
- * Pass 4's rule for bad chunks (struct fr_bad), given the resolved commit
+ * Phase 4's rule for bad chunks (struct fr_bad), given the resolved commit
  * words rc: a clean copy on one is dropped (the origin holds its data and
  * the chunk could never be read), a dirty one stays (reported unreadable).
  */
@@ -424,7 +424,7 @@ static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 rc[2])
 }
 
 /*
- * Pass 4, per slot: drop a copy superseded by a newer one of the same key,
+ * Phase 4, per slot: drop a copy superseded by a newer one of the same key,
  * clear corrupt tags when repairing, and rebuild the bitmaps.
  */
 static void recover_slots(struct recovery *rv)

@@ -143,7 +143,7 @@ static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 /* Which dirty chunks a batch takes, and whether it wraps. */
 enum wb_scan {
 	WB_WRAP,		/* every dirty chunk; on from 0 at the end */
-	WB_SWEEP,		/* every dirty chunk; stops at the end */
+	WB_TO_END,		/* every dirty chunk; stops at the end */
 	WB_BOTH_DIRTY,		/* those of slots with both dirty; wraps */
 };
 
@@ -181,7 +181,7 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u64 end, u32 max,
 			   const struct fr_wb_ops *ops, void *ctx)
 {
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
-	bool wrap = scan != WB_SWEEP;
+	bool wrap = scan != WB_TO_END;
 	u64 pos = start;
 	bool wrapped = false;
 	u32 n = 0;
@@ -268,7 +268,7 @@ int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
 		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		       void *ctx)
 {
-	return writeback_batch(c, cursor, c->geo.nr_chunks, max, WB_SWEEP,
+	return writeback_batch(c, cursor, c->geo.nr_chunks, max, WB_TO_END,
 			       snaps, ops, ctx);
 }
 
@@ -282,7 +282,7 @@ int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
 		return -EINVAL;
 	return writeback_batch(c, &cursor,
 			       min_t(u64, cursor + nr, c->geo.nr_chunks), nr,
-			       WB_SWEEP, snaps, ops, ctx);
+			       WB_TO_END, snaps, ops, ctx);
 }
 
 int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,

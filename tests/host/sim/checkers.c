@@ -244,7 +244,7 @@ void ack_discard(u32 id)
 		S.freed[s] = 1;
 }
 
-void mark_key(u64 k)
+void touch_key(u64 k)
 {
 	if (k >= S.c.geo.origin_chunks)
 		return;
@@ -254,13 +254,13 @@ void mark_key(u64 k)
 	}
 }
 
-void mark_range(u64 sector, u64 nr)
+void touch_range(u64 sector, u64 nr)
 {
 	u64 k;
 
 	for (k = sector >> S.c.geo.chunk_shift;
 	     nr && k <= (sector + nr - 1) >> S.c.geo.chunk_shift; k++)
-		mark_key(k);
+		touch_key(k);
 }
 
 /* Keys a crash inside the coming op may affect: those on PM now, its own. */
@@ -274,7 +274,7 @@ void opkeys_reset(void)
 		u64 cw = le64_to_cpu(S.c.tags[p].commit);
 
 		if (cw & FR_TAG_VALID)
-			mark_key(fr_commit_key(cw));
+			touch_key(fr_commit_key(cw));
 	}
 }
 
@@ -419,7 +419,7 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 			u64 cw = le64_to_cpu(cc->tags[p].commit);
 
 			if (cw & FR_TAG_VALID)
-				mark_key(fr_commit_key(cw));
+				touch_key(fr_commit_key(cw));
 		}
 		n = S.nopkeys;
 		for (i = 0; i < n; i++)

@@ -57,14 +57,14 @@ static struct fr_wb_snap *wb_snaps, *victim_snaps;
 
 /*
  * Per slot, whose origin write of the slot's data is in flight, from its
- * first stage until its flush and clear: the kernel's wb_busy marks. A
- * batch skips a slot a victim has marked; a victim meeting a batch's mark
- * waits for the batch. --wb-race ignores them (and must fail). The chunk
- * each stage reads is pinned meanwhile (S.c.pinned, as the kernel's marks
- * pin it): the core stores into no pinned chunk.
+ * first stage until its flush and clear: the owner of the kernel's pins
+ * (fr-stage.c). A batch skips a slot a victim has pinned; a victim meeting
+ * a batch's pin waits for the batch. --wb-race ignores them (and must
+ * fail). The chunk each stage reads is pinned meanwhile (S.c.pinned, as the
+ * kernel pins it): the core stores into no pinned chunk.
  */
-enum { BUSY_NONE, BUSY_BATCH, BUSY_VICTIM };
-static u8 *busy;
+enum { PIN_NONE, PIN_BATCH, PIN_VICTIM };
+static u8 *pin_owner;
 static bool in_victim;		/* a victim's writeback is between stage and clear */
 
 static void exec_write(u64 sector, u32 nr, const struct op *vinj);
@@ -176,34 +176,34 @@ static void wb_unlock(void *ctx, fr_slot_t slot)
 	}
 }
 
-/* A chunk's first stage call: mark its slot, or refuse (-EBUSY). */
-static int wb_mark(struct wbctx *w, const u8 *src)
+/* A chunk's first stage call: pin it (its slot's owner), or refuse (-EBUSY). */
+static int wb_pin(struct wbctx *w, const u8 *src)
 {
 	u64 chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
 		    ((u64)S.c.geo.chunk_sectors * SECT);
-	u8 mine = w == &wb_batch ? BUSY_BATCH : BUSY_VICTIM;
+	u8 mine = w == &wb_batch ? PIN_BATCH : PIN_VICTIM;
 	u64 slot = chunk >> 1;
 
 	if (chunk == w->chunk)
 		return 0;
-	if (busy[slot] && busy[slot] != mine && !S.wb_race)
+	if (pin_owner[slot] && pin_owner[slot] != mine && !S.wb_race)
 		return -EBUSY;
 	w->chunk = chunk;
-	if (!busy[slot])
-		busy[slot] = mine;
+	if (!pin_owner[slot])
+		pin_owner[slot] = mine;
 	if (!S.copy_stage)
 		set_bit(chunk, S.c.pinned);
 	return 0;
 }
 
-static void wb_unmark(u8 who)
+static void wb_unpin(u8 who)
 {
 	u64 s;
 
 	for (s = 0; s < S.c.geo.nr_slots; s++) {
-		if (busy[s] != who)
+		if (pin_owner[s] != who)
 			continue;
-		busy[s] = BUSY_NONE;
+		pin_owner[s] = PIN_NONE;
 		clear_bit(2 * s, S.c.pinned);
 		clear_bit(2 * s + 1, S.c.pinned);
 	}
@@ -225,7 +225,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	const u8 *src = pm_src;
 
 	if (src >= S.pm_view && src < S.pm_view + S.pm_bytes &&
-	    wb_mark(w, src))
+	    wb_pin(w, src))
 		return -EBUSY;
 
 	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
@@ -260,7 +260,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	w->st[w->nst].nr = nr;
 	w->st[w->nst].src = src;
 	w->nst++;
-	mark_range(sector, nr);
+	touch_range(sector, nr);
 	return 0;
 }
 
@@ -438,7 +438,7 @@ static void classify_write(u64 sector, u32 nr)
  * victim's window. Cleaning then could let the batch submit stale data it
  * staged after the newer copy was cleaned and displaced, so, as the kernel's
  * writers do (fr_writeback_victim: -EBUSY), they wait for the batch (here:
- * they run when fr_writeback() returns). --wb-race ignores the marks to show
+ * they run when fr_writeback() returns). --wb-race ignores the pins to show
  * what goes wrong without them.
  */
 static struct { u32 id; u64 sector; u32 nr; } deferred[MAX_INJ];
@@ -461,7 +461,7 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
 	in_victim = false;
 	wb_victim.inj = NULL;
 	wb_victim.nst = wb_victim.used = 0;
-	wb_unmark(BUSY_VICTIM);
+	wb_unpin(PIN_VICTIM);
 	return r;
 }
 
@@ -489,7 +489,7 @@ static int victim_range(fr_pchunk_t victim, u64 last, const struct op *vinj)
 		vinj = NULL;		/* its window held them */
 	wb_victim.inj = NULL;
 	wb_victim.nst = wb_victim.used = 0;
-	wb_unmark(BUSY_VICTIM);
+	wb_unpin(PIN_VICTIM);
 	if (r < 0 || !test_bit(from_pchunk(victim), S.c.dirty_bits))
 		return r < 0 ? r : 0;
 	return victim_writeback(victim, vinj);
@@ -596,7 +596,7 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 	bool poisoned = false;
 
 	classify_write(sector, nr);
-	mark_range(sector, nr);
+	touch_range(sector, nr);
 	S.inflight = id;
 	if (S.fail == FAIL_PM_READ && !S.fail_done)
 		poisoned = poison_cached_copy(sector, nr);
@@ -663,7 +663,7 @@ static void exec_fill(u64 key)
 
 	if (key >= g->origin_chunks)
 		return;
-	mark_key(key);
+	touch_key(key);
 	if (fr_lookup(&S.c, to_ochunk(key), &hit)) {
 		S.fig3[F_FILL_SKIPPED]++;	/* a read hit: nothing to fill */
 		return;
@@ -713,7 +713,7 @@ static void exec_discard(u64 sector, u32 nr)
 {
 	u32 id = new_op(OP_DISCARD, sector, nr);
 
-	mark_range(sector, nr);
+	touch_range(sector, nr);
 	S.inflight = id;
 	lock_range(sector, nr);
 	S.fig3[F_DISCARD_DROP] += fr_discard(&S.c, sector, nr);
@@ -756,7 +756,7 @@ static void exec_wb(const struct op *op)
 	in_batch = false;
 	wb_batch.inj = NULL;
 	wb_batch.nst = wb_batch.used = 0;
-	wb_unmark(BUSY_BATCH);
+	wb_unpin(PIN_BATCH);
 	if (S.fail_done && S.fail == FAIL_STAGE_POISON) {
 		/* that chunk skipped and left dirty; the rest as usual */
 		S.fig3[F_ERRORS]++;
@@ -812,7 +812,7 @@ static void nested_batch(void)
 			 &wb_ops, &wb_batch);
 	in_batch = false;
 	wb_batch.nst = wb_batch.used = 0;
-	wb_unmark(BUSY_BATCH);
+	wb_unpin(PIN_BATCH);
 	if (r < 0)
 		violation("a batch inside a victim's window failed: %d", r);
 	else
@@ -1047,11 +1047,11 @@ void run_op(const struct op *op)
 		printf("  op: %s\n", d);
 	opkeys_reset();
 	if (op->type == OP_FILL)
-		mark_key(op->key);
+		touch_key(op->key);
 	else if (op->type != OP_WB && op->type != OP_RECOVER)
-		mark_range(op->sector, op->nr);
+		touch_range(op->sector, op->nr);
 	for (i = 0; i < op->ninj; i++)
-		mark_range(op->inj[i].sector, op->inj[i].nr);
+		touch_range(op->inj[i].sector, op->inj[i].nr);
 	S.op_points = 0;
 	S.pending_at_start = S.pm.ep.nunits != 0;
 	S.fail = op->fail;
@@ -1079,13 +1079,13 @@ void run_op(const struct op *op)
 	wb_victim.inj = NULL;
 	in_batch = false;
 	in_victim = false;
-	memset(busy, 0, S.c.geo.nr_slots);	/* DRAM: gone with the crash */
+	memset(pin_owner, 0, S.c.geo.nr_slots);	/* DRAM: gone with the crash */
 	memset(S.pinned, 0, S.nlongs * sizeof(long));
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");
 	opkeys_reset();
 	if (S.inflight)
-		mark_range(S.ops[S.inflight].sector, S.ops[S.inflight].nr);
+		touch_range(S.ops[S.inflight].sector, S.ops[S.inflight].nr);
 	S.op_points = 0;
 	exec_recover();
 	resolve_inflight();
@@ -1125,7 +1125,7 @@ void world_free(void)
 	free(wb_victim.buf);
 	free(wb_snaps);
 	free(victim_snaps);
-	free(busy);
+	free(pin_owner);
 	free(S.pinned);
 	free(payload_buf);
 	S.cfg = NULL;
@@ -1220,7 +1220,7 @@ void world_setup(const struct cfg *cfg)
 	wb_victim.buf = xmalloc((size_t)wb_victim.cap_sectors * SECT);
 	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
 	victim_snaps = xcalloc(VICTIM_CHUNKS, sizeof(*victim_snaps));
-	busy = xcalloc(S.c.geo.nr_slots, 1);
+	pin_owner = xcalloc(S.c.geo.nr_slots, 1);
 	in_batch = in_victim = false;
 	ndeferred = 0;
 	payload_buf = xmalloc((size_t)S.c.geo.chunk_sectors * SECT *

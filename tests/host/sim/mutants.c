@@ -360,7 +360,7 @@ static void mut_recover_slots(struct recovery *rv)
 /*
  * SCAN_ONLY_PAIRS: recovery's scan decides a slot needs nothing more when
  * its two tags hold one key (a crash before step 4 dropped the old copy):
- * pass 4 is skipped, both copies stay and the bitmaps show both.
+ * phase 4 is skipped, both copies stay and the bitmaps show both.
  */
 static bool mut_slot_needs_resolving(const struct fr_tag_read t[2])
 {

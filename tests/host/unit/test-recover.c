@@ -282,7 +282,7 @@ TEST(recover_detects_every_kind_of_corrupt_tag)
 
 /*
  * The scan builds the bitmaps a word at a time when nothing needs resolving,
- * and pass 4 bit by bit otherwise: over several words and a partial last
+ * and phase 4 bit by bit otherwise: over several words and a partial last
  * one, both must give what the tags say, and the same counts.
  */
 TEST(recover_bitmaps_scan_only_and_full)
@@ -318,7 +318,7 @@ TEST(recover_bitmaps_scan_only_and_full)
 	}
 	for (pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			/* Last slot: a superseded copy, so pass 4 must run. */
+			/* Last slot: a superseded copy, so phase 4 must run. */
 			set_tag(&im, CHUNKS - 2, keys[SLOTS - 1][0], FR_TAG_VALID, 1, 0xff);
 			set_tag(&im, CHUNKS - 1, keys[SLOTS - 1][0], VND, 2, 0xff);
 			want_v[CHUNKS - 2] = false;
