@@ -268,8 +268,6 @@ int fr_init_pm(struct dm_fr *fr)
 		DMINFO("%s: formatted %llu chunks of %u KiB for %llu origin sectors",
 		       name, g->nr_chunks, g->chunk_sectors / 2,
 		       g->origin_sectors);
-		/* Attaching cleared it (fr_cache_attach). */
-		fr->cache.pinned = fr->wb_pinned;
 		fr_init_bad_report(fr);
 		return 0;
 	}

@@ -192,9 +192,10 @@ static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
 }
 
 /*
- * Attach to a PM image in memory: decode and check the superblock. Sets no bad
- * ranges and no pins (c->bad and c->pinned are cleared): the caller sets them
- * afterwards.
+ * Attach to a PM image in memory: decode and check the superblock, and set
+ * what it decides (geometry, the PM's parts, the bitmaps, counts zeroed).
+ * The caller's fields are left alone: c->bad and c->pinned are the caller's
+ * to set (or leave zero: no bad PM, nothing ever pinned).
  */
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 		    unsigned long *valid_bits, unsigned long *dirty_bits,

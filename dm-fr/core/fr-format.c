@@ -248,8 +248,6 @@ int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 	c->data = (u8 *)pm + c->geo.data_offset;
 	c->valid_bits = valid_bits;
 	c->dirty_bits = dirty_bits;
-	memset(&c->bad, 0, sizeof(c->bad));
-	c->pinned = NULL;
 	atomic64_set(&c->nr_valid, 0);
 	atomic64_set(&c->nr_dirty, 0);
 	atomic64_set(&c->next_seq, 0);
@@ -272,7 +270,7 @@ int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
 		  const char **why)
 {
 	struct fr_sb_disk *sb_pm = pm, sb;
-	/* bad may be &c->bad, which attaching clears. */
+	/* (bad may be &c->bad) */
 	const struct fr_bad keep = *bad;
 	struct fr_geometry g;
 	struct fr_tag_disk *tags;

@@ -191,7 +191,7 @@ int format_pm(const char *pm_path, const char *origin_path,
 	struct fr_format_params p;
 	struct fr_geometry g;
 	struct fr_image im;
-	struct fr_cache cache;
+	struct fr_cache cache = { 0 };
 	unsigned long *vb, *db;
 	char b1[32], b2[32], idbuf[FR_ORIGIN_ID_LEN], us[37];
 	const char *why;

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fr_group_scratch gs[NGROUPS];
 	struct fr_recovery_report rep;
 	struct fr_geometry g;
-	struct fr_cache c;
+	struct fr_cache c = { 0 };
 	unsigned long *vb, *db;
 	const char *why = NULL;
 	u8 *img, *copy;

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	};
 	struct fr_write_result res;
 	struct fr_wb_snap snaps[8];
-	struct fr_cache c;
+	struct fr_cache c = { 0 };
 	unsigned long vb[1], db[1];
 	const char *why;
 	u64 pm = 40960 + 4096, cursor = 0;

@@ -104,7 +104,7 @@ static void rec_crash_cb(const u8 *a, void *arg)
 	struct rec_ctx *rc = arg;
 	const struct simpm_epoch *ep = &S.rec_eps[rc->epoch];
 	struct fr_recovery_report rep;
-	struct fr_cache cc;
+	struct fr_cache cc = { 0 };
 	const char *why = NULL;
 	u32 e, i;
 	int r;
@@ -156,7 +156,7 @@ static void check_state(const struct simpm_epoch *ep, const u8 *a, u32 norg,
 			const u32 *org_sector, const u8 *ao)
 {
 	struct fr_recovery_report rep;
-	struct fr_cache cc;
+	struct fr_cache cc = { 0 };
 	const char *why = NULL;
 	u32 i, base;
 	bool was_bad = S.state_bad;

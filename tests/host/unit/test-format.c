@@ -282,7 +282,7 @@ TEST(superblock_refuses_corrupt_geometry)
 TEST(format_attach_and_refusals)
 {
 	struct img im;
-	struct fr_cache c2;
+	struct fr_cache c2 = { 0 };
 	unsigned long vb[4], db[4];
 	const char *why = NULL;
 	u64 p;
@@ -338,7 +338,7 @@ static void fmt_fence(struct simpm *pm, void *arg)
 	u32 sub, i, n = pm->ep.nunits;
 
 	for (sub = 0; sub < 4; sub++) {
-		struct fr_cache c;
+		struct fr_cache c = { 0 };
 		unsigned long vb[4], db[4];
 		struct fr_group_scratch gs[4];
 		struct fr_recovery_report rep;
@@ -387,7 +387,7 @@ TEST(format_crash_is_refused_or_empty)
 {
 	struct img im;
 	struct fmt_crash fc = { 0 };
-	struct fr_cache c;
+	struct fr_cache c = { 0 };
 	unsigned long vb[4], db[4];
 	const char *why = NULL;
 	u64 p;

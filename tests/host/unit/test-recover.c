@@ -16,7 +16,7 @@ static int recover(struct img *im, enum fr_recover_mode m, u32 ngroups,
 		   struct fr_recovery_report *rep, const char **why)
 {
 	struct fr_group_scratch gs[8];
-	struct fr_cache c;
+	struct fr_cache c = { 0 };
 	int r;
 
 	img_use(im);
