@@ -54,13 +54,6 @@ struct fr_victims {
 	struct fr_victim_stage vs[FR_WB_VICTIM_STAGES];
 };
 
-/* Which dirty chunks a batch takes. */
-enum wb_kind {
-	WB_PASS,	/* any, from a cursor that wraps (fr_writeback()) */
-	WB_SWEEP,	/* any, to the end (fr_writeback_sweep()) */
-	WB_BOTH_DIRTY,	/* of slots with both dirty (fr_writeback_both_dirty()) */
-};
-
 /*
  * Count what a batch or a victim write did: chunks written back, or an
  * origin error (the target is degraded until a pass succeeds). -EHWPOISON
@@ -84,7 +77,7 @@ static int wb_result(struct dm_fr *fr, int r)
  * origin error (counted; the target is degraded until a pass succeeds).
  * unreadable counts the chunks skipped because their PM data cannot be read.
  */
-static int wb_batch(struct dm_fr *fr, u64 *cursor, enum wb_kind kind,
+static int wb_batch(struct dm_fr *fr, u64 *cursor, enum fr_wb_scan scan,
 		    u32 *unreadable)
 {
 	struct fr_stage *st;
@@ -96,20 +89,9 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, enum wb_kind kind,
 	jobs = fr_tunable(fr, writeback_jobs);
 	st = fr->wb_stage;
 	fr_stage_reset(st);
-	switch (kind) {
-	case WB_SWEEP:
-		r = fr_writeback_sweep(&fr->cache, cursor, jobs, fr->wb_snaps,
-				       &fr_stage_ops, st);
-		break;
-	case WB_BOTH_DIRTY:
-		r = fr_writeback_both_dirty(&fr->cache, cursor, jobs,
-					    fr->wb_snaps, &fr_stage_ops, st);
-		break;
-	default:
-		r = fr_writeback(&fr->cache, cursor, jobs, fr->wb_snaps,
-				 &fr_stage_ops, st);
-		break;
-	}
+	/* (a batch to the end is the sweep's: it ends at the cache's end) */
+	r = fr_writeback_batch(&fr->cache, scan, cursor, fr->cache.geo.nr_chunks,
+			       jobs, fr->wb_snaps, &fr_stage_ops, st);
 	*unreadable = fr_stage_unreadable(st);
 	fr_stage_release(st);
 	mutex_unlock(&fr->wb_lock);
@@ -271,7 +253,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 		    dirty_percent(fr) < fr_tunable(fr, low_watermark))
 			break;
 		if (both_first) {
-			r = wb_batch(fr, &fr->wb_both_cursor, WB_BOTH_DIRTY,
+			r = wb_batch(fr, &fr->wb_both_cursor, FR_WB_BOTH_DIRTY,
 				     &unreadable);
 			if (r < 0)
 				return r;
@@ -282,7 +264,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 				continue;
 			}
 		}
-		r = wb_batch(fr, &fr->wb_cursor, WB_PASS, &unreadable);
+		r = wb_batch(fr, &fr->wb_cursor, FR_WB_WRAP, &unreadable);
 		if (r < 0)
 			return r;
 		if (!r) {
@@ -478,7 +460,7 @@ int fr_writeback_all(struct dm_fr *fr)
 			r = -EBUSY;
 			goto out;
 		}
-		r = wb_batch(fr, &cursor, WB_SWEEP, &unreadable);
+		r = wb_batch(fr, &cursor, FR_WB_TO_END, &unreadable);
 		if (r < 0)
 			goto out;
 		written += r;

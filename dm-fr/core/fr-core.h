@@ -438,13 +438,89 @@ struct fr_wb_snap {
 	u64 seq;
 };
 
+/* Which dirty chunks a writeback batch takes (docs/glossary.md: scan). */
+enum fr_wb_scan {
+	FR_WB_WRAP,		/* every dirty chunk; on from chunk 0 at the end */
+	FR_WB_TO_END,		/* every dirty chunk up to end; stops there */
+	FR_WB_BOTH_DIRTY,	/* those of slots whose two chunks are dirty; wraps */
+};
+
 /*
- * Returns chunks cleaned (>= 0) or the first error of stage/submit/flush;
- * chunks whose stage failed with -EHWPOISON are skipped, not an error.
+ * One writeback batch, the core's one entry for any kind: up to max dirty
+ * chunks of the scan from *cursor on are staged (snaps holds max), then
+ * submitted, the origin flushed, and their dirty flags cleared where no
+ * write changed them since. A scan that wraps goes on from chunk 0 up to
+ * where it began when it reaches the end (end is ignored), and *cursor ends
+ * below nr_chunks; FR_WB_TO_END stops at end (at most nr_chunks), and
+ * *cursor is end once the scan got there. A batch ends early at a second
+ * version of a key it staged (the next batch starts there). Returns chunks
+ * cleaned (>= 0) or the first error of stage/submit/flush; chunks whose
+ * stage failed with -EHWPOISON, or that another writeback has in flight
+ * (-EBUSY), are skipped and stay dirty, not an error.
  */
-int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
-		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		 void *ctx);
+int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
+		       u64 end, u32 max, struct fr_wb_snap *snaps,
+		       const struct fr_wb_ops *ops, void *ctx);
+
+/* The worker's batch: every dirty chunk, wrapping. */
+static inline int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
+			       struct fr_wb_snap *snaps,
+			       const struct fr_wb_ops *ops, void *ctx)
+{
+	return fr_writeback_batch(c, FR_WB_WRAP, cursor, 0, max, snaps, ops,
+				  ctx);
+}
+
+/*
+ * A batch of a sweep of the whole cache (the flush message): it never
+ * wraps. Start with *cursor = 0 and call again until *cursor is nr_chunks;
+ * each call moves *cursor on, so every chunk dirty when the sweep began is
+ * staged on the way unless a write replaced it first.
+ */
+static inline int fr_writeback_sweep(struct fr_cache *c, u64 *cursor,
+				     u32 max, struct fr_wb_snap *snaps,
+				     const struct fr_wb_ops *ops, void *ctx)
+{
+	return fr_writeback_batch(c, FR_WB_TO_END, cursor, c->geo.nr_chunks,
+				  max, snaps, ops, ctx);
+}
+
+/*
+ * A batch over the nr PM chunks from first only (a write's victims: the
+ * chunks of the slots its range is placed in), for a writer that waits for
+ * its own victims and nothing else: no wrap, no cursor, snaps holds nr. A
+ * chunk it leaves dirty (its slot in flight elsewhere, unreadable, or a
+ * second version of a key, which ends a batch) is the caller's to retry.
+ * Returns what fr_writeback_batch() does, or -EINVAL for an empty or
+ * outside range.
+ */
+static inline int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first,
+				     u32 nr, struct fr_wb_snap *snaps,
+				     const struct fr_wb_ops *ops, void *ctx)
+{
+	u64 cursor = from_pchunk(first), nr_chunks = c->geo.nr_chunks;
+
+	if (cursor >= nr_chunks || !nr)
+		return -EINVAL;
+	return fr_writeback_batch(c, FR_WB_TO_END, &cursor,
+				  cursor + nr < nr_chunks ? cursor + nr :
+				  nr_chunks, nr, snaps, ops, ctx);
+}
+
+/*
+ * A batch of only the chunks of slots whose two chunks are both dirty: the
+ * next write placed in such a slot must wait for a writeback
+ * (FR_WRITE_NEED_CLEAN), so under pressure they go first. It wraps like
+ * fr_writeback(); 0 when no such chunk could be staged.
+ */
+static inline int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor,
+					  u32 max, struct fr_wb_snap *snaps,
+					  const struct fr_wb_ops *ops,
+					  void *ctx)
+{
+	return fr_writeback_batch(c, FR_WB_BOTH_DIRTY, cursor, 0, max, snaps,
+				  ops, ctx);
+}
 
 /*
  * Write back dirty chunk p alone (a write's victim): stage it, submit, flush,
@@ -456,28 +532,6 @@ int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
  */
 int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
-		       void *ctx);
-
-/*
- * The same batch, for a sweep of the whole cache (the flush message): it
- * never wraps. Start with *cursor = 0 and call again until *cursor is
- * nr_chunks; each call moves *cursor on, so every chunk dirty when the sweep
- * began is staged on the way unless a write replaced it first.
- */
-int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
-		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		       void *ctx);
-
-/*
- * The same batch over the nr PM chunks from first only (a write's victims:
- * the chunks of the slots its range is placed in), for a writer that waits
- * for its own victims and nothing else: no wrap, no cursor, snaps holds nr.
- * A chunk it leaves dirty (its slot in flight elsewhere, unreadable, or a
- * second version of a key, which ends a batch) is the caller's to retry.
- * Returns what fr_writeback() does, or -EINVAL for an empty or outside range.
- */
-int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
-		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
 		       void *ctx);
 
 /*
@@ -495,16 +549,6 @@ static inline u32 fr_victim_range(fr_pchunk_t victim, fr_slot_t last,
 	*first = to_pchunk(f);
 	return nr < max ? (u32)nr : max;
 }
-
-/*
- * The same batch, taking only chunks of slots whose two chunks are both
- * dirty: the next write placed in such a slot must wait for a writeback
- * (FR_WRITE_NEED_CLEAN), so under pressure they go first. It wraps like
- * fr_writeback(); 0 when no such chunk could be staged.
- */
-int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
-			    struct fr_wb_snap *snaps,
-			    const struct fr_wb_ops *ops, void *ctx);
 
 /*
  * Declare what the known bad PM held lost, for nr slots from first (locks:

@@ -140,12 +140,15 @@ static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
 }
 
-/* Which dirty chunks a batch takes, and whether it wraps. */
-enum wb_scan {
-	WB_WRAP,		/* every dirty chunk; on from 0 at the end */
-	WB_TO_END,		/* every dirty chunk; stops at the end */
-	WB_BOTH_DIRTY,		/* those of slots with both dirty; wraps */
-};
+/*
+ * Whether a batch of this scan wraps round to chunk 0 at the end (a step of
+ * its own: the mutant SWEEP_WRAPS makes a sweep wrap).
+ */
+static bool batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
+			u64 end)
+{
+	return scan != FR_WB_TO_END;
+}
 
 /*
  * The first chunk from pos on whose slot has both chunks dirty. A slot's
@@ -171,23 +174,18 @@ static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
 	return nr;
 }
 
-/*
- * One batch from *cursor on. A batch that wraps goes on from chunk 0 up to
- * where it began when it reaches the end, and *cursor ends below nr_chunks;
- * a sweep stops at end (nr_chunks, or a range's end) and *cursor is end.
- */
-static int writeback_batch(struct fr_cache *c, u64 *cursor, u64 end, u32 max,
-			   enum wb_scan scan, struct fr_wb_snap *snaps,
-			   const struct fr_wb_ops *ops, void *ctx)
+int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
+		       u64 end, u32 max, struct fr_wb_snap *snaps,
+		       const struct fr_wb_ops *ops, void *ctx)
 {
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
-	bool wrap = scan != WB_TO_END;
+	bool wrap = FR_STEP(batch_wraps, c, scan, end);
 	u64 pos = start;
 	bool wrapped = false;
 	u32 n = 0;
 	int error = 0;
 
-	if (wrap)
+	if (wrap || end > nr)
 		end = nr;	/* a batch that wraps scans everything */
 	if (!wrap && *cursor >= end) {
 		*cursor = end;
@@ -197,7 +195,7 @@ static int writeback_batch(struct fr_cache *c, u64 *cursor, u64 end, u32 max,
 		enum stage_result res;
 		fr_slot_t slot;
 
-		pos = scan == WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
+		pos = scan == FR_WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
 		      find_next_bit(c->dirty_bits, end, pos);
 		if (pos >= end) {
 			if (wrapped || !start || !wrap)
@@ -255,40 +253,4 @@ int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 	default:
 		return 0;	/* clean already (ENDS_BATCH needs a batch) */
 	}
-}
-
-int fr_writeback(struct fr_cache *c, u64 *cursor, u32 max,
-		 struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		 void *ctx)
-{
-	return writeback_batch(c, cursor, 0, max, WB_WRAP, snaps, ops, ctx);
-}
-
-int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
-		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		       void *ctx)
-{
-	return writeback_batch(c, cursor, c->geo.nr_chunks, max, WB_TO_END,
-			       snaps, ops, ctx);
-}
-
-int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first, u32 nr,
-		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		       void *ctx)
-{
-	u64 cursor = from_pchunk(first);
-
-	if (cursor >= c->geo.nr_chunks || !nr)
-		return -EINVAL;
-	return writeback_batch(c, &cursor,
-			       min_t(u64, cursor + nr, c->geo.nr_chunks), nr,
-			       WB_TO_END, snaps, ops, ctx);
-}
-
-int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor, u32 max,
-			    struct fr_wb_snap *snaps,
-			    const struct fr_wb_ops *ops, void *ctx)
-{
-	return writeback_batch(c, cursor, 0, max, WB_BOTH_DIRTY, snaps, ops,
-			       ctx);
 }

@@ -6,8 +6,7 @@
  * with an FR_STEP() that sends
  * every protocol step through mut_<step>() below: the step as written, or,
  * when fr_mutation names a variant of it, a broken one. fr_write() is
- * wrapped the same way for FR_MUT_IN_PLACE, which skips every step, and
- * fr_writeback_sweep() for FR_MUT_SWEEP_WRAPS.
+ * wrapped the same way for FR_MUT_IN_PLACE, which skips every step.
  */
 #include "fr-core.h"
 #include "mutants.h"
@@ -27,6 +26,8 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
 static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 			     fr_pchunk_t p, u64 commit);
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
+static bool mut_batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
+			    u64 end);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 			      u64 commit, u64 sector, u64 end);
 /* An int: enum stage_result is fr-wb.c's, defined below. */
@@ -47,10 +48,8 @@ static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
-#define fr_writeback_sweep fr_writeback_sweep_steps
 #include "fr-slot.c"
 #include "fr-wb.c"
-#undef fr_writeback_sweep
 #undef fr_write
 #include "fr-recover.c"
 
@@ -213,13 +212,12 @@ enum fr_write_outcome fr_write(struct fr_cache *c, u64 sector, u32 nr_sectors,
  * chunk 0 when it reaches the end (bc6d9cc): a flush under a steady writer
  * may then never reach the end of its sweep.
  */
-int fr_writeback_sweep(struct fr_cache *c, u64 *cursor, u32 max,
-		       struct fr_wb_snap *snaps, const struct fr_wb_ops *ops,
-		       void *ctx)
+static bool mut_batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
+			    u64 end)
 {
-	if (MUT(SWEEP_WRAPS))
-		return fr_writeback(c, cursor, max, snaps, ops, ctx);
-	return fr_writeback_sweep_steps(c, cursor, max, snaps, ops, ctx);
+	if (MUT(SWEEP_WRAPS) && scan == FR_WB_TO_END && end >= c->geo.nr_chunks)
+		return true;
+	return batch_wraps(c, scan, end);
 }
 
 /* CLEAR_IGNORES_SEQ: a chunk rewritten twice since staging looks unchanged. */
