@@ -113,6 +113,7 @@ void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
 
 struct tag_batch {
 	const struct fr_cache *c;
+	bool loaded;		/* first is set: a load was tried */
 	u64 first, n;		/* tags first .. first + n - 1 are in d */
 	struct fr_tag_disk d[FR_TAG_BATCH];
 };
@@ -120,6 +121,7 @@ struct tag_batch {
 static void batch_init(struct tag_batch *b, const struct fr_cache *c)
 {
 	b->c = c;
+	b->loaded = false;
 	b->first = 0;
 	b->n = 0;
 }
@@ -129,6 +131,7 @@ static bool batch_load(struct tag_batch *b, u64 p)
 	const struct fr_cache *c = b->c;
 	u64 first = p & ~(u64)(FR_TAG_BATCH - 1), s;
 
+	b->loaded = true;
 	b->first = first;
 	b->n = 0;
 	if (c->bad.tag_slots)
@@ -144,21 +147,31 @@ static bool batch_load(struct tag_batch *b, u64 p)
 	return true;
 }
 
-/* fr_read_slot(), from the batch when it can. */
+/* Tag p of the batch (loaded, and holding p). */
+static const struct fr_tag_disk *batch_tag(const struct tag_batch *b, u64 p)
+{
+	return &b->d[p - b->first];
+}
+
+/*
+ * fr_read_slot(), from the batch when it can. (The first page is loaded
+ * like every other: the bulk copy is the common path, and the one the
+ * crash simulator must run.)
+ */
 static void batch_read_slot(struct tag_batch *b, u64 s,
 			    struct fr_tag_read t[2])
 {
 	u64 p = s * 2;
 	u32 i;
 
-	if (p < b->first || p >= b->first + FR_TAG_BATCH)
+	if (!b->loaded || p < b->first || p >= b->first + FR_TAG_BATCH)
 		batch_load(b, p);
 	if (p + 1 >= b->first + b->n) {
 		fr_read_slot(b->c, to_slot(s), t);
 		return;
 	}
 	for (i = 0; i < 2; i++) {
-		const struct fr_tag_disk *d = &b->d[p + i - b->first];
+		const struct fr_tag_disk *d = FR_STEP(batch_tag, b, p + i);
 
 		memset(&t[i], 0, sizeof(t[i]));
 		t[i].commit = le64_to_cpu(d->commit);

@@ -28,6 +28,7 @@ enum fr_mutation {
 	FR_MUT_SWEEP_WRAPS,		/* a flush's batch wraps round to chunk 0 */
 	FR_MUT_SCAN_ONLY_PAIRS,		/* recovery's scan-only path misses two copies of a key */
 	FR_MUT_REUSE_PINNED,		/* a write stores into a chunk in flight */
+	FR_MUT_BULK_TAG_SHIFT,		/* recovery's bulk read decodes a slot's second tag from its first */
 	FR_MUT_COUNT
 };
 

@@ -49,6 +49,11 @@ const struct cfg cfgs[] = {
 	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4 },
 	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4 },
 	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16) },
+	/*
+	 * 20 slots: the tags fill recovery's first bulk page (32 tags) and
+	 * part of a second, so both the bulk copy and its short last page run.
+	 */
+	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0 },
 };
 
 _Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
