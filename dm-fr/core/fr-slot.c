@@ -545,6 +545,18 @@ static bool discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 	       !(commit & FR_TAG_DIRTY);
 }
 
+/*
+ * Whether a discard's slot walk drops a valid copy: the same rule as the
+ * range's (a step of its own: the walk meets every key, not only those of
+ * the range).
+ */
+static bool walk_drops(const struct fr_geometry *g, u64 commit, u64 sector,
+		       u64 end)
+{
+	return FR_STEP(discard_drops, g, to_ochunk(fr_commit_key(commit)),
+		       commit, sector, end);
+}
+
 u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 		     u64 sector, u64 nr_sectors)
 {
@@ -565,9 +577,7 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 			u64 commit = tag_commit(c, p);
 
 			if ((commit & FR_TAG_VALID) &&
-			    FR_STEP(discard_drops, g,
-				    to_ochunk(fr_commit_key(commit)), commit,
-				    sector, end)) {
+			    FR_STEP(walk_drops, g, commit, sector, end)) {
 				set_commit(c, p, 0);
 				dropped++;
 			}

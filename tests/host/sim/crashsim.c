@@ -92,6 +92,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_SCAN_ONLY_PAIRS] = "SCAN_ONLY_PAIRS",
 	[FR_MUT_REUSE_PINNED] = "REUSE_PINNED",
 	[FR_MUT_BULK_TAG_SHIFT] = "BULK_TAG_SHIFT",
+	[FR_MUT_WALK_DROPS_PARTIAL] = "WALK_DROPS_PARTIAL",
 };
 
 static void usage(void)

@@ -712,12 +712,24 @@ static void discard_origin(u64 sector, u32 nr)
 static void exec_discard(u64 sector, u32 nr)
 {
 	u32 id = new_op(OP_DISCARD, sector, nr);
+	const struct fr_geometry *g = &S.c.geo;
+	u64 s;
 
 	touch_range(sector, nr);
 	S.inflight = id;
-	lock_range(sector, nr);
-	S.fig3[F_DISCARD_DROP] += fr_discard(&S.c, sector, nr);
-	unlock_range(sector, nr);
+	if ((nr >> g->chunk_shift) > g->nr_slots) {
+		/* As the kernel: larger than the cache, walk the slots. */
+		for (s = 0; s < g->nr_slots; s++) {
+			S.locked[s] = LOCK_CALLER;
+			S.fig3[F_DISCARD_DROP] +=
+				fr_discard_slots(&S.c, to_slot(s), 1, sector, nr);
+			S.locked[s] = LOCK_NONE;
+		}
+	} else {
+		lock_range(sector, nr);
+		S.fig3[F_DISCARD_DROP] += fr_discard(&S.c, sector, nr);
+		unlock_range(sector, nr);
+	}
 	ack_discard(id);
 	S.inflight = 0;
 	discard_origin(sector, nr);

@@ -45,6 +45,8 @@ static void mut_recover_settle_groups(struct recovery *rv);
 static void mut_recover_slots(struct recovery *rv);
 struct fr_tag_read;
 static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
+static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
+			   u64 sector, u64 end);
 struct tag_batch;
 static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 					       u64 p);
@@ -384,4 +386,19 @@ static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 	if (MUT(BULK_TAG_SHIFT) && (p & 1))
 		return batch_tag(b, p - 1);
 	return batch_tag(b, p);
+}
+
+/*
+ * WALK_DROPS_PARTIAL: a discard larger than the cache (the slot walk) drops
+ * every copy whose chunk it touches, a dirty one it covers only in part
+ * too: the sectors outside the discard lose their newest data.
+ */
+static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
+			   u64 sector, u64 end)
+{
+	u64 first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
+
+	if (MUT(WALK_DROPS_PARTIAL))
+		return first < end && first + g->chunk_sectors > sector;
+	return walk_drops(g, commit, sector, end);
 }

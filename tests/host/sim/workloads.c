@@ -108,6 +108,15 @@ void build_workload(struct workload *w)
 	A(o);
 	o = (struct op){ .type = OP_DISCARD, .sector = L * cs + 2, .nr = (u32)cs };
 	A(o);
+	/*
+	 * Larger than the cache (the slot walk), from inside K's chunk to
+	 * inside the last one: every chunk but the first and last whole.
+	 */
+	if (g->origin_sectors - K * cs - 2 > (g->nr_slots + 1) * cs) {
+		o = (struct op){ .type = OP_DISCARD, .sector = K * cs + 1,
+				 .nr = (u32)(g->origin_sectors - K * cs - 2) };
+		A(o);
+	}
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks };
 	A(o);
 	o.max = 1;
@@ -326,6 +335,10 @@ struct op random_op(u64 *rng)
 		if (o.sector >= g->origin_sectors)
 			o.sector = g->origin_sectors - 1;
 		o.nr = (u32)(1 + gen_rand(rng) % (3 * cs));
+		/* One in eight larger than the cache: the slot walk. */
+		if (gen_rand(rng) % 8 == 0)
+			o.nr = (u32)((g->nr_slots + 1 + gen_rand(rng) % 4) * cs +
+				     gen_rand(rng) % cs);
 		if (o.sector + o.nr > g->origin_sectors)
 			o.nr = (u32)(g->origin_sectors - o.sector);
 	} else if (r < 80) {
