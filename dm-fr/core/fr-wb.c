@@ -174,6 +174,18 @@ static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
 	return nr;
 }
 
+/*
+ * A stage failed with n chunks staged before it: they were never flushed
+ * (some may be on their way to the origin), so they stay dirty; the error
+ * is the batch's.
+ */
+static int batch_failed(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			u32 n, const struct fr_wb_ops *ops, void *ctx,
+			int error)
+{
+	return error;
+}
+
 int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		       u64 end, u32 max, struct fr_wb_snap *snaps,
 		       const struct fr_wb_ops *ops, void *ctx)
@@ -215,7 +227,7 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 			break;		/* pos starts the next batch */
 		if (res == STAGE_FAILED) {
 			*cursor = pos;
-			return error;
+			return FR_STEP(batch_failed, c, snaps, n, ops, ctx, error);
 		}
 		if (res == STAGED)
 			n++;

@@ -56,6 +56,7 @@ enum fail_at {
 	FAIL_SUBMIT,	/* writeback: the origin refuses the writes */
 	FAIL_FLUSH,	/* writeback: written, but the origin flush fails */
 	FAIL_STAGE_POISON, /* writeback: the first chunk's PM data unreadable */
+	FAIL_STAGE_LATE, /* writeback: the second chunk's stage fails (-EIO) */
 };
 
 struct op {

@@ -44,6 +44,7 @@ struct wbctx {
 	bool staged_in_lock;		/* a stage since the last ops->lock */
 	bool inj_done;			/* INJ_BETWEEN: the writes have run */
 	u64 chunk;			/* the chunk being staged */
+	u32 nchunks;			/* chunks this batch began to stage */
 };
 
 /*
@@ -189,6 +190,7 @@ static int wb_pin(struct wbctx *w, const u8 *src)
 	if (pin_owner[slot] && pin_owner[slot] != mine && !S.wb_race)
 		return -EBUSY;
 	w->chunk = chunk;
+	w->nchunks++;
 	if (!pin_owner[slot])
 		pin_owner[slot] = mine;
 	if (!S.copy_stage)
@@ -229,6 +231,15 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 		return -EBUSY;
 
 	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
+		S.fail_done = true;
+		return -EIO;
+	}
+	/*
+	 * The second chunk's stage fails, the first staged before it (and
+	 * maybe sent): the batch must end with both dirty, nothing cleaned.
+	 */
+	if (S.fail == FAIL_STAGE_LATE && w == &wb_batch && !S.fail_done &&
+	    w->nchunks == 2) {
 		S.fail_done = true;
 		return -EIO;
 	}
@@ -744,6 +755,7 @@ static void exec_wb(const struct op *op)
 	wb_batch.inj = op->ninj ? op : NULL;
 	wb_batch.inj_done = false;
 	wb_batch.chunk = UINT64_MAX;
+	wb_batch.nchunks = 0;
 	in_batch = true;
 	if (op->sweep) {
 		u64 before = S.cursor;
@@ -819,6 +831,7 @@ static void nested_batch(void)
 	}
 	wb_batch.inj = NULL;
 	wb_batch.chunk = UINT64_MAX;
+	wb_batch.nchunks = 0;
 	in_batch = true;
 	r = fr_writeback(&S.c, &S.cursor, (u32)S.c.geo.nr_chunks, wb_snaps,
 			 &wb_ops, &wb_batch);
@@ -945,6 +958,7 @@ static void describe_op(const struct op *op, char *b, size_t len)
 		o += snprintf(b + o, len - o, " [%s fails]",
 			      op->fail == FAIL_PM_READ ? "PM read" :
 			      op->fail == FAIL_STAGE ? "stage" :
+			      op->fail == FAIL_STAGE_LATE ? "second chunk's stage" :
 			      op->fail == FAIL_STAGE_POISON ? "PM read in stage" :
 			      op->fail == FAIL_SUBMIT ? "origin write" :
 			      "origin flush");

@@ -47,6 +47,9 @@ struct fr_tag_read;
 static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
 static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
 			   u64 sector, u64 end);
+static int mut_batch_failed(struct fr_cache *c,
+			    const struct fr_wb_snap *snaps, u32 n,
+			    const struct fr_wb_ops *ops, void *ctx, int error);
 struct tag_batch;
 static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 					       u64 p);
@@ -401,4 +404,18 @@ static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
 	if (MUT(WALK_DROPS_PARTIAL))
 		return first < end && first + g->chunk_sectors > sector;
 	return walk_drops(g, commit, sector, end);
+}
+
+/*
+ * FAILED_STAGE_CLEARS: a batch whose stage failed after some chunks were
+ * staged clears their dirty flags, though nothing was flushed to the
+ * origin (nor maybe even written): the origin keeps older data for them.
+ */
+static int mut_batch_failed(struct fr_cache *c,
+			    const struct fr_wb_snap *snaps, u32 n,
+			    const struct fr_wb_ops *ops, void *ctx, int error)
+{
+	if (MUT(FAILED_STAGE_CLEARS) && n)
+		wb_clear(c, snaps, n, ops, ctx);
+	return batch_failed(c, snaps, n, ops, ctx, error);
 }

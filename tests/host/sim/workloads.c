@@ -227,6 +227,10 @@ void build_workload(struct workload *w)
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
 			 .fail = FAIL_STAGE_POISON };
 	A(o);
+	/* the stage fails after a chunk was staged: nothing made clean */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .fail = FAIL_STAGE_LATE };
+	A(o);
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
 	o = (struct op){ .type = OP_RECOVER };
@@ -378,7 +382,7 @@ struct op random_op(u64 *rng)
 	if (r < 88 && gen_rand(rng) % 10 == 0)
 		o.crash_sel = gen_rand(rng) | 1;
 	if (o.type == OP_WB && gen_rand(rng) % 8 == 0)
-		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 4);
+		o.fail = (u8)(FAIL_STAGE + gen_rand(rng) % 5);
 	if (o.type == OP_WRITE && gen_rand(rng) % 8 == 0)
 		o.fail = FAIL_PM_READ;
 	return o;
