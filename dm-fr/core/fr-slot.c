@@ -474,6 +474,13 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
 	return lookup_in_slot(c, key, fr_slot_of(&c->geo, key), hit);
 }
 
+/* Where a fill goes: the write's plan (a step of its own for the simulator). */
+static enum plan fill_plan(const struct fr_cache *c, fr_ochunk_t key,
+			   fr_slot_t s, fr_pchunk_t *victim)
+{
+	return plan_slot(c, key, s, victim);
+}
+
 int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	    void *arg)
 {
@@ -486,7 +493,7 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 	if (from_ochunk(key) >= g->origin_chunks ||
 	    lookup_in_slot(c, key, s, &hit))
 		return 0;
-	switch (plan_slot(c, key, s, &victim)) {
+	switch (FR_STEP(fill_plan, c, key, s, &victim)) {
 	case PLAN_NEED_CLEAN:
 	case PLAN_BYPASS:
 	case PLAN_PINNED:

@@ -94,6 +94,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_BULK_TAG_SHIFT] = "BULK_TAG_SHIFT",
 	[FR_MUT_WALK_DROPS_PARTIAL] = "WALK_DROPS_PARTIAL",
 	[FR_MUT_FAILED_STAGE_CLEARS] = "FAILED_STAGE_CLEARS",
+	[FR_MUT_FILL_INTO_PINNED] = "FILL_INTO_PINNED",
 };
 
 static void usage(void)

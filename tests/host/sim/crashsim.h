@@ -28,6 +28,8 @@
 
 #define SECT 512
 #define MAX_INJ 3
+/* An injected op whose nr is this is a fill of key .sector (a read miss). */
+#define INJ_FILL_NR	UINT32_MAX
 #define LOG_MAX 256
 #define LOG_LEN 72
 

@@ -276,6 +276,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 }
 
 static void nested_batch(void);
+static void exec_fill(u64 key);
 
 static void run_injected(struct wbctx *w, u8 at)
 {
@@ -290,6 +291,8 @@ static void run_injected(struct wbctx *w, u8 at)
 	for (i = 0; i < w->inj->ninj; i++) {
 		if (!w->inj->inj[i].nr)
 			nested_batch();		/* INJ_VICTIM only */
+		else if (w->inj->inj[i].nr == INJ_FILL_NR)
+			exec_fill(w->inj->inj[i].sector);
 		else
 			exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr,
 				   NULL);
@@ -938,7 +941,10 @@ static void describe_op(const struct op *op, char *b, size_t len)
 				      op->inj_at == INJ_BETWEEN ? "between stages" :
 				      "after submit");
 		for (i = 0; i < op->ninj && o < len; i++)
-			o += snprintf(b + o, len - o, " write %llu+%u",
+			o += op->inj[i].nr == INJ_FILL_NR ?
+			     snprintf(b + o, len - o, " fill key %llu",
+				      (unsigned long long)op->inj[i].sector) :
+			     snprintf(b + o, len - o, " write %llu+%u",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr);
 		if (op->ninj && o < len)
@@ -1076,8 +1082,12 @@ void run_op(const struct op *op)
 		touch_key(op->key);
 	else if (op->type != OP_WB && op->type != OP_RECOVER)
 		touch_range(op->sector, op->nr);
-	for (i = 0; i < op->ninj; i++)
-		touch_range(op->inj[i].sector, op->inj[i].nr);
+	for (i = 0; i < op->ninj; i++) {
+		if (op->inj[i].nr == INJ_FILL_NR)
+			touch_key(op->inj[i].sector);
+		else
+			touch_range(op->inj[i].sector, op->inj[i].nr);
+	}
 	S.op_points = 0;
 	S.pending_at_start = S.pm.ep.nunits != 0;
 	S.fail = op->fail;

@@ -50,6 +50,9 @@ static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
 static int mut_batch_failed(struct fr_cache *c,
 			    const struct fr_wb_snap *snaps, u32 n,
 			    const struct fr_wb_ops *ops, void *ctx, int error);
+/* An int: enum plan is fr-slot.c's, defined below. */
+static int mut_fill_plan(const struct fr_cache *c, fr_ochunk_t key,
+			 fr_slot_t s, fr_pchunk_t *victim);
 struct tag_batch;
 static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 					       u64 p);
@@ -418,4 +421,19 @@ static int mut_batch_failed(struct fr_cache *c,
 	if (MUT(FAILED_STAGE_CLEARS) && n)
 		wb_clear(c, snaps, n, ops, ctx);
 	return batch_failed(c, snaps, n, ops, ctx, error);
+}
+
+/*
+ * FILL_INTO_PINNED: a read fill takes a pinned chunk for free room (the
+ * write's plan says "wait", which a fill turns into "skip"): its clean
+ * data lands in a chunk whose old data an origin write in flight reads.
+ */
+static int mut_fill_plan(const struct fr_cache *c, fr_ochunk_t key,
+			 fr_slot_t s, fr_pchunk_t *victim)
+{
+	enum plan p = fill_plan(c, key, s, victim);
+
+	if (MUT(FILL_INTO_PINNED) && p == PLAN_PINNED)
+		return PLAN_ROOM;
+	return p;
 }

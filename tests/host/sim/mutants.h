@@ -31,6 +31,7 @@ enum fr_mutation {
 	FR_MUT_BULK_TAG_SHIFT,		/* recovery's bulk read decodes a slot's second tag from its first */
 	FR_MUT_WALK_DROPS_PARTIAL,	/* a discard's slot walk drops a dirty copy it covers in part */
 	FR_MUT_FAILED_STAGE_CLEARS,	/* a batch whose stage failed clears what it staged before */
+	FR_MUT_FILL_INTO_PINNED,	/* a read fill installs into a chunk in flight */
 	FR_MUT_COUNT
 };
 

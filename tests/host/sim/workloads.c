@@ -138,6 +138,17 @@ void build_workload(struct workload *w)
 	o.inj[0].sector = L * cs;
 	o.inj[0].nr = (u32)cs;
 	A(o);
+	/*
+	 * A read fill inside a batch's window: the staged copy of K
+	 * superseded (its chunk now invalid, and pinned: the origin write
+	 * reads it), then a miss of M, which collides in the slot: the fill
+	 * must not install into the pinned chunk.
+	 */
+	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
+			 .inj_at = INJ_STAGED, .ninj = 2 };
+	o.inj[0] = (typeof(o.inj[0])){ K * cs, (u32)cs };
+	o.inj[1] = (typeof(o.inj[0])){ M, INJ_FILL_NR };
+	A(o);
 	/* a rewrite of a staged chunk, between stage and submit */
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
 			 .inj_at = INJ_STAGED, .ninj = 1 };
@@ -360,6 +371,12 @@ struct op random_op(u64 *rng)
 			for (i = 0; i < o.ninj; i++) {
 				struct op x = random_op(rng);
 
+				if (x.type == OP_FILL) {
+					/* a read miss inside the window */
+					o.inj[i].sector = x.key;
+					o.inj[i].nr = INJ_FILL_NR;
+					continue;
+				}
 				if (x.type != OP_WRITE)
 					x = (struct op){ .type = OP_WRITE,
 							 .sector = k * cs,
