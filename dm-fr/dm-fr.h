@@ -259,12 +259,12 @@ void fr_fill_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io);
 void fr_prefetch(struct dm_fr *fr, u64 first, u64 last);
 void fr_prefetch_hit(struct dm_fr *fr, u64 first, u64 last);
 void fr_prefetch_wait(struct dm_fr *fr);
-int fr_fill_setup(struct dm_fr *fr);
-void fr_fill_teardown(struct dm_fr *fr);
+int fr_fill_create(struct dm_fr *fr);
+void fr_fill_destroy(struct dm_fr *fr);
 
 /* fr-pmdev.c */
-int fr_pmdev_access(struct dm_fr *fr, char **error);
-void fr_pmdev_free(struct dm_fr *fr);
+int fr_pmdev_create(struct dm_fr *fr, char **error);
+void fr_pmdev_destroy(struct dm_fr *fr);
 bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n);
 bool fr_pmdev_clear_page(struct dm_fr *fr, u64 pg);
 int fr_claim_devices(struct dm_fr *fr, char **error);
@@ -296,16 +296,16 @@ int fr_prepare_recover(struct dm_fr *fr, char **error);
 int fr_init_pm(struct dm_fr *fr);
 
 /* fr-badpm.c */
-int fr_badpm_apply(struct dm_fr *fr, char **error);
+int fr_badpm_create(struct dm_fr *fr, char **error);
 u64 fr_badpm_clear(struct dm_fr *fr);
 u64 fr_badpm_forget(struct dm_fr *fr);
 u64 fr_badpm_retired(struct dm_fr *fr);
 u64 fr_badpm_lost(struct dm_fr *fr);
-void fr_badpm_free(struct dm_fr *fr);
+void fr_badpm_destroy(struct dm_fr *fr);
 
 /* fr-writeback.c */
-int fr_writeback_setup(struct dm_fr *fr);
-void fr_writeback_teardown(struct dm_fr *fr);
+int fr_writeback_create(struct dm_fr *fr);
+void fr_writeback_destroy(struct dm_fr *fr);
 void fr_writeback_start(struct dm_fr *fr);
 void fr_writeback_stop(struct dm_fr *fr);
 void fr_writeback_kick(struct dm_fr *fr);

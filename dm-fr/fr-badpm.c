@@ -45,7 +45,7 @@ static enum fr_page_kind fr_page_kind(const struct fr_geometry *g, u64 pg,
 }
 
 /* The core's bad-PM bitmaps (the page list is the PM device's). */
-void fr_badpm_free(struct dm_fr *fr)
+void fr_badpm_destroy(struct dm_fr *fr)
 {
 	kvfree(fr->cache.bad.chunks);
 	kvfree(fr->cache.bad.tag_slots);
@@ -59,7 +59,7 @@ void fr_badpm_free(struct dm_fr *fr)
  * unknown), merely retired when formatting (they held nothing). Logged
  * once, rate-limited.
  */
-int fr_badpm_apply(struct dm_fr *fr, char **error)
+int fr_badpm_create(struct dm_fr *fr, char **error)
 {
 	const char *name = dm_table_device_name(fr->ti->table);
 	const struct fr_geometry *g = &fr->cache.geo;

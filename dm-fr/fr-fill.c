@@ -451,7 +451,7 @@ static void fr_fill_work(struct work_struct *work)
 	fr_stat_add(fr, read_fills, filled);
 }
 
-int fr_fill_setup(struct dm_fr *fr)
+int fr_fill_create(struct dm_fr *fr)
 {
 	size_t chunk_bytes = (size_t)fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 	unsigned int i;
@@ -488,7 +488,7 @@ int fr_fill_setup(struct dm_fr *fr)
 	return 0;
 }
 
-void fr_fill_teardown(struct dm_fr *fr)
+void fr_fill_destroy(struct dm_fr *fr)
 {
 	unsigned int i;
 

@@ -166,7 +166,7 @@ static int access_pages(struct dm_fr *fr, u64 nr_pages, char **error)
  * Access the whole PM device with DAX; it must be one contiguous range, of
  * which known bad pages are left out (access_pages).
  */
-int fr_pmdev_access(struct dm_fr *fr, char **error)
+int fr_pmdev_create(struct dm_fr *fr, char **error)
 {
 	struct block_device *bdev = fr->pm.dev->bdev;
 	sector_t start = get_start_sect(bdev);
@@ -229,7 +229,7 @@ bool fr_pmdev_pages_accessible(struct dm_fr *fr, u64 pg, long n)
 	return fr_dax_piece(fr, pg, n, DAX_ACCESS, &pfn) == n;
 }
 
-void fr_pmdev_free(struct dm_fr *fr)
+void fr_pmdev_destroy(struct dm_fr *fr)
 {
 	kvfree(fr->pm.bad.ranges);
 	memset(&fr->pm.bad, 0, sizeof(fr->pm.bad));

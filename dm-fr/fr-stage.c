@@ -379,7 +379,7 @@ void fr_stage_reset(struct fr_stage *st)
 	WARN_ON_ONCE(st->nr_pins || st->sending);
 }
 
-void fr_stage_free(struct fr_stage *st)
+void fr_stage_destroy(struct fr_stage *st)
 {
 	if (!st)
 		return;
@@ -393,7 +393,7 @@ void fr_stage_free(struct fr_stage *st)
  * A stage for up to chunks chunks: the extents of those not sent yet, and
  * their pins. No data: it goes to the origin from PM.
  */
-struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks,
+struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 				enum fr_stage_owner owner)
 {
 	u32 chunk_sectors = fr->cache.geo.chunk_sectors;
@@ -412,7 +412,7 @@ struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks,
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
 	st->pins = kvmalloc_array(chunks, sizeof(*st->pins), GFP_KERNEL);
 	if (!st->scratch || !st->ext || !st->pins) {
-		fr_stage_free(st);
+		fr_stage_destroy(st);
 		return NULL;
 	}
 	return st;

@@ -19,9 +19,9 @@ enum fr_stage_owner {
 
 extern const struct fr_wb_ops fr_stage_ops;
 
-struct fr_stage *fr_stage_alloc(struct dm_fr *fr, u32 chunks,
+struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 				enum fr_stage_owner owner);
-void fr_stage_free(struct fr_stage *st);
+void fr_stage_destroy(struct fr_stage *st);
 /* Before a batch or a victim write: empty, nothing pinned. */
 void fr_stage_reset(struct fr_stage *st);
 /* After one: its pins cleared, and their waiters woken. */

@@ -19,7 +19,7 @@ static struct fr_stripe *chunk_stripe(struct dm_fr *fr, u64 k)
 						  to_ochunk(k)));
 }
 
-int fr_stripes_init(struct fr_stripes *ss)
+int fr_stripes_create(struct fr_stripes *ss)
 {
 	static struct lock_class_key range_key;
 	unsigned int i;
@@ -34,7 +34,7 @@ int fr_stripes_init(struct fr_stripes *ss)
 	return 0;
 }
 
-void fr_stripes_exit(struct fr_stripes *ss)
+void fr_stripes_destroy(struct fr_stripes *ss)
 {
 	kvfree(ss->s);
 	ss->s = NULL;

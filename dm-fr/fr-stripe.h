@@ -90,8 +90,8 @@ struct fr_stamp {
 	unsigned int bypass_seq;
 };
 
-int fr_stripes_init(struct fr_stripes *ss);
-void fr_stripes_exit(struct fr_stripes *ss);
+int fr_stripes_create(struct fr_stripes *ss);
+void fr_stripes_destroy(struct fr_stripes *ss);
 
 /* Chunks first..last of one region (a bio): their stripes, ascending. */
 void fr_lock_range(struct dm_fr *fr, u64 first, u64 last,

@@ -30,17 +30,17 @@ static void fr_free(struct dm_fr *fr)
 {
 	fr_release_devices(fr);
 	if (fr->wb_wq)
-		fr_writeback_teardown(fr);
+		fr_writeback_destroy(fr);
 	if (fr->io_wq)
 		destroy_workqueue(fr->io_wq);
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
-	fr_fill_teardown(fr);
-	fr_stripes_exit(&fr->stripes);
+	fr_fill_destroy(fr);
+	fr_stripes_destroy(&fr->stripes);
 	kvfree(fr->cache.valid_bits);
 	kvfree(fr->cache.dirty_bits);
-	fr_badpm_free(fr);
-	fr_pmdev_free(fr);
+	fr_badpm_destroy(fr);
+	fr_pmdev_destroy(fr);
 	if (fr->pm.dev)
 		dm_put_device(fr->ti, fr->pm.dev);
 	if (fr->origin)
@@ -114,7 +114,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -EINVAL;
 		goto bad;
 	}
-	r = fr_pmdev_access(fr, &ti->error);
+	r = fr_pmdev_create(fr, &ti->error);
 	if (r)
 		goto bad;
 	r = fr_claim_devices(fr, &ti->error);
@@ -137,12 +137,12 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		ti->error = "Cannot allocate chunk bitmaps";
 		goto bad;
 	}
-	r = fr_badpm_apply(fr, &ti->error);
+	r = fr_badpm_create(fr, &ti->error);
 	if (r)
 		goto bad;
 	r = -ENOMEM;
 	fr->stats = alloc_percpu(struct fr_stats);
-	if (fr_stripes_init(&fr->stripes) || !fr->stats) {
+	if (fr_stripes_create(&fr->stripes) || !fr->stats) {
 		ti->error = "Cannot allocate target state";
 		goto bad;
 	}
@@ -157,12 +157,12 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
-	r = fr_fill_setup(fr);
+	r = fr_fill_create(fr);
 	if (r) {
 		ti->error = "Cannot allocate read fill buffers";
 		goto bad;
 	}
-	r = fr_writeback_setup(fr);
+	r = fr_writeback_create(fr);
 	if (r) {
 		ti->error = "Cannot set up writeback";
 		goto bad;

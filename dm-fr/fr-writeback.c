@@ -486,10 +486,10 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	struct fr_stage *st;
 
 	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
-	st = fr_stage_alloc(fr, jobs, FR_STAGE_BATCH);
+	st = fr_stage_create(fr, jobs, FR_STAGE_BATCH);
 	if (!snaps || !st) {
 		kvfree(snaps);
-		fr_stage_free(st);
+		fr_stage_destroy(st);
 		return -ENOMEM;
 	}
 	mutex_lock(&fr->wb_lock);
@@ -497,7 +497,7 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	swap(fr->wb_snaps, snaps);
 	WRITE_ONCE(fr->tunables[FR_TUNABLE_writeback_jobs], jobs);
 	mutex_unlock(&fr->wb_lock);
-	fr_stage_free(st);
+	fr_stage_destroy(st);
 	kvfree(snaps);
 	return 0;
 }
@@ -509,7 +509,7 @@ static void victim_stages_free(struct fr_victims *v)
 	if (!v)
 		return;
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
-		fr_stage_free(v->vs[i].stage);
+		fr_stage_destroy(v->vs[i].stage);
 		kvfree(v->vs[i].snaps);
 	}
 	kfree(v);
@@ -527,7 +527,7 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes, 2) & ~1U;
 	sema_init(&v->free, FR_WB_VICTIM_STAGES);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
-		v->vs[i].stage = fr_stage_alloc(fr, v->max_chunks,
+		v->vs[i].stage = fr_stage_create(fr, v->max_chunks,
 						FR_STAGE_VICTIM);
 		v->vs[i].snaps = kvmalloc_array(v->max_chunks,
 						sizeof(*v->vs[i].snaps),
@@ -540,7 +540,7 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 	return v;
 }
 
-int fr_writeback_setup(struct dm_fr *fr)
+int fr_writeback_create(struct dm_fr *fr)
 {
 	mutex_init(&fr->wb_lock);
 	mutex_init(&fr->flush_lock);
@@ -557,12 +557,12 @@ int fr_writeback_setup(struct dm_fr *fr)
 	return fr_writeback_set_jobs(fr, fr_tunable(fr, writeback_jobs));
 }
 
-void fr_writeback_teardown(struct dm_fr *fr)
+void fr_writeback_destroy(struct dm_fr *fr)
 {
 	fr_writeback_stop(fr);
 	if (fr->wb_wq)
 		destroy_workqueue(fr->wb_wq);
-	fr_stage_free(fr->wb_stage);
+	fr_stage_destroy(fr->wb_stage);
 	fr->wb_stage = NULL;
 	kvfree(fr->wb_snaps);
 	fr->wb_snaps = NULL;
