@@ -46,16 +46,16 @@
  *                    dax_read_lock, to walk an origin's pages
  *   flush_lock       one flush message at a time; fr_writeback_stop takes
  *                    it alone, to wait for a flush that began before it
- *   wb_victim_lock       (rw_semaphore) read by a victim write (a write's own
+ *   wb.victim_lock   (rw_semaphore) read by a victim write (a write's own
  *                    forced writeback of its victims, fr_writeback_victim
  *                    and fr_writeback_from), which takes no other lock of
  *                    this list but the slot lock; written by every
  *                    origin write that bypasses PM and by the flush
  *                    message, so none runs beside one
- *   wb_lock          writeback batches (periodic, flush) and every origin
+ *   wb.lock          writeback batches (periodic, flush) and every origin
  *                    write that bypasses PM: cleaner write-through, discards,
  *                    writes of a chunk whose slot bad PM cannot hold. It
- *                    also guards wb_stage, wb_snaps and the bypass sequence.
+ *                    also guards wb.stage, wb.snaps and the bypass sequence.
  *                    A batch and victim writes run side by side; their
  *                    pins keep them off each other's slots (fr-stage.c)
  *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
@@ -67,7 +67,7 @@
  *
  * Sleeping: no stripe lock is held across origin I/O, except by the last
  * try of a mixed read (fr_deferred_read_mixed), which holds its range
- * across one origin read so that writes cannot starve it. wb_lock is held
+ * across one origin read so that writes cannot starve it. wb.lock is held
  * across origin I/O by design: a staged chunk's origin write must not be
  * overtaken. Suspend (postsuspend) cancels the writeback work and flushes
  * io_wq holding none of these locks.
@@ -140,6 +140,34 @@ struct fr_pmdev {
 };
 
 /* One target. Its locks and their order: above fr_stripe. */
+/*
+ * The writeback's state, owned by fr-writeback.c (created by
+ * fr_writeback_create, run by fr_writeback_start and fr_writeback_stop,
+ * freed by fr_writeback_destroy); fr-stage.c uses the pins.
+ */
+struct fr_writeback {
+	struct workqueue_struct *wq;
+	struct delayed_work work;
+	struct mutex lock;		/* origin writes of cached data */
+	struct rw_semaphore victim_lock;	/* read: a victim write */
+	unsigned long *pinned;		/* cache.pinned: origin writes of PM */
+	wait_queue_head_t pin_wait;	/* a pin cleared */
+	struct fr_victims *victim_stages;
+	struct fr_stage *stage;		/* the worker's batches' */
+	struct fr_wb_snap *snaps;
+	u64 cursor;
+	u64 both_cursor;	/* the both-dirty batches' own */
+	atomic_t asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
+	unsigned int backoff_ms;
+	/* Deferral (writeback_work): what the last tick saw, and when. */
+	u64 seen_writes, seen_forced;
+	unsigned long passed_at;	/* start of the last full pass */
+	unsigned long busy_at;		/* the last tick that saw writes */
+	unsigned long collided_at;	/* ... and a forced writeback */
+	bool stopped;			/* suspended or being destroyed */
+	u32 unreadable;			/* skipped by the last pass: PM errors */
+};
+
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
@@ -197,28 +225,9 @@ struct dm_fr {
 	unsigned int prefetch_max_bufs;
 	wait_queue_head_t prefetch_wait;
 
-	/* Writeback. */
-	struct workqueue_struct *wb_wq;
-	struct delayed_work wb_work;
-	struct mutex wb_lock;		/* origin writes of cached data */
+	/* Writeback: its own state (fr-writeback.c, fr-stage.c). */
+	struct fr_writeback wb;
 	struct mutex flush_lock;	/* one flush message at a time */
-	struct rw_semaphore wb_victim_lock;	/* read: a victim write */
-	unsigned long *wb_pinned;	/* cache.pinned: origin writes of PM */
-	wait_queue_head_t wb_pin_wait;	/* a pin cleared */
-	struct fr_victims *wb_victim_stages;	/* fr-writeback.c */
-	struct fr_stage *wb_stage;	/* fr-stage.c */
-	struct fr_wb_snap *wb_snaps;
-	u64 wb_cursor;
-	u64 wb_both_cursor;	/* the both-dirty batches' own */
-	atomic_t wb_asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
-	unsigned int wb_backoff_ms;
-	/* Deferral (writeback_work): what the last tick saw, and when. */
-	u64 wb_seen_writes, wb_seen_forced;
-	unsigned long wb_passed_at;	/* start of the last full pass */
-	unsigned long wb_busy_at;	/* the last tick that saw writes */
-	unsigned long wb_collided_at;	/* ... and a forced writeback */
-	bool wb_stopped;		/* suspended or being destroyed */
-	u32 wb_unreadable;		/* skipped by the last pass: PM errors */
 	bool degraded;			/* the last writeback failed */
 
 	struct fr_stats __percpu *stats;
@@ -319,7 +328,7 @@ static inline void fr_writeback_note_dirty(struct dm_fr *fr)
 {
 	/* Dirty bits before wb_asleep; pairs with wb_try_sleep(). */
 	smp_mb();
-	if (unlikely(atomic_read(&fr->wb_asleep)))
+	if (unlikely(atomic_read(&fr->wb.asleep)))
 		fr_writeback_wake(fr);
 }
 int fr_writeback_all(struct dm_fr *fr);

@@ -219,7 +219,7 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 /*
  * A write of one origin chunk whose slot PM cannot hold (bad PM): to the
- * origin (FUA, so durable when acknowledged), under wb_victim_lock and wb_lock
+ * origin (FUA, so durable when acknowledged), under wb.victim_lock and wb.lock
  * and inside fr_bypass_begin/end as a cleaner write-through. Once the
  * origin holds every sector of the chunk, a copy still on PM (on a bad
  * chunk, unreadable) is out of date and dropped.
@@ -231,8 +231,8 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 	u64 k = from_ochunk(fr_chunk_of_sector(g, sector));
 	struct fr_lockset ls;
 
-	down_write(&fr->wb_victim_lock);
-	mutex_lock(&fr->wb_lock);
+	down_write(&fr->wb.victim_lock);
+	mutex_lock(&fr->wb.lock);
 	fr_bypass_begin(fr);
 	bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
 					(bio->bi_opf & REQ_SYNC));
@@ -241,8 +241,8 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
 		fr_discard(&fr->cache, sector, nr);
 	fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
 	fr_bypass_end(fr);
-	mutex_unlock(&fr->wb_lock);
-	up_write(&fr->wb_victim_lock);
+	mutex_unlock(&fr->wb.lock);
+	up_write(&fr->wb.victim_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, 1);
 	bio_endio(bio);
@@ -360,8 +360,8 @@ static void fr_deferred_read_mixed(struct dm_fr *fr, struct bio *bio)
 
 /*
  * Cleaner mode: write what PM does not hold straight to the origin (FUA, so
- * still durable when acknowledged). wb_lock keeps writeback batches out and
- * wb_victim_lock victim writes (docs/protocol.md, "Required serialization"):
+ * still durable when acknowledged). wb.lock keeps writeback batches out and
+ * wb.victim_lock victim writes (docs/protocol.md, "Required serialization"):
  * a key staged, discarded and written again must not be written through
  * while its old copy's origin write is in flight. The bypass sequence is odd
  * while the origin write is in flight, so no fill that overlaps it is
@@ -377,14 +377,14 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 	struct fr_lockset ls;
 	u64 first, last;
 
-	down_write(&fr->wb_victim_lock);
-	mutex_lock(&fr->wb_lock);
+	down_write(&fr->wb.victim_lock);
+	mutex_lock(&fr->wb.lock);
 	fr_bio_chunks(fr, bio, &first, &last);
 	fr_lock_range(fr, first, last, &ls);
 	if (fr_range_cached(fr, first, last)) {
 		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
-		mutex_unlock(&fr->wb_lock);
-		up_write(&fr->wb_victim_lock);
+		mutex_unlock(&fr->wb.lock);
+		up_write(&fr->wb.victim_lock);
 		fr_deferred_write(fr, io, bio);
 		return;
 	}
@@ -393,8 +393,8 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 	bio->bi_status = fr_origin_clone_wait(fr, bio, REQ_OP_WRITE | REQ_FUA |
 					(bio->bi_opf & REQ_SYNC));
 	fr_bypass_end(fr);
-	mutex_unlock(&fr->wb_lock);
-	up_write(&fr->wb_victim_lock);
+	mutex_unlock(&fr->wb.lock);
+	up_write(&fr->wb.victim_lock);
 	if (!bio->bi_status)
 		fr_stat_add(fr, write_misses, last - first + 1);
 	bio_endio(bio);
@@ -402,7 +402,7 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
 
 /*
  * Drop what the discard covers from PM, then pass it to the origin and wait,
- * all under wb_victim_lock and wb_lock: a discard still in flight when a newer
+ * all under wb.victim_lock and wb.lock: a discard still in flight when a newer
  * write of the same chunk is written back and cleaned could land after it,
  * and so could a dropped copy's origin write.
  *
@@ -412,7 +412,7 @@ static void fr_deferred_writethrough(struct dm_fr *fr, struct fr_io *io,
  * completed, and a fill is installed only if its stamp is still current
  * (fr_stamp_current): any fill that overlapped a discard is dropped.
  * The stripe locks order the bump before the drop against the installs.
- * (One sequence for discards and write-through: both hold wb_lock.)
+ * (One sequence for discards and write-through: both hold wb.lock.)
  */
 static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 {
@@ -422,8 +422,8 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	struct fr_lockset ls;
 	u64 pos, end = sector + nr;
 
-	down_write(&fr->wb_victim_lock);
-	mutex_lock(&fr->wb_lock);
+	down_write(&fr->wb.victim_lock);
+	mutex_lock(&fr->wb.lock);
 	fr_bypass_begin(fr);
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
 		/* Larger than the cache: walk the slots instead. */
@@ -449,8 +449,8 @@ static void fr_deferred_discard(struct dm_fr *fr, struct bio *bio)
 	if (fr_origin_discards(fr))
 		bio->bi_status = fr_origin_clone_wait(fr, bio, bio->bi_opf);
 	fr_bypass_end(fr);
-	mutex_unlock(&fr->wb_lock);
-	up_write(&fr->wb_victim_lock);
+	mutex_unlock(&fr->wb.lock);
+	up_write(&fr->wb.victim_lock);
 	bio_endio(bio);
 }
 

@@ -21,7 +21,7 @@
  * pinned by another answers -EBUSY, and the core leaves the chunk dirty.
  * The pins stay until the data is flushed and the dirty flags cleared (or
  * left, on an error): fr_stage_release, which wakes whoever waits for them
- * (wb_pin_wait).
+ * (wb.pin_wait).
  */
 #include <linux/blkdev.h>
 #include <linux/sort.h>
@@ -70,13 +70,13 @@ struct fr_stage {
 	u64 *pins;
 	u32 nr_pins, max_pins;
 	bool chunk_pin_made;	/* the chunk being staged made the last pin */
-	bool for_victim;	/* a victim write's: no wb_lock */
+	bool for_victim;	/* a victim write's: no wb.lock */
 };
 
 static void stage_assert_held(struct fr_stage *st)
 {
 	if (!st->for_victim)
-		lockdep_assert_held(&st->fr->wb_lock);
+		lockdep_assert_held(&st->fr->wb.lock);
 }
 
 /*
@@ -116,7 +116,7 @@ static void stage_unpin_chunk(struct fr_stage *st)
 		return;
 	st->chunk_pin_made = false;
 	clear_bit(st->pins[--st->nr_pins], st->fr->cache.pinned);
-	wake_up_all(&st->fr->wb_pin_wait);
+	wake_up_all(&st->fr->wb.pin_wait);
 }
 
 static int stage_wait_status(struct fr_stage *st);
@@ -141,7 +141,7 @@ void fr_stage_release(struct fr_stage *st)
 		clear_bit(st->pins[i], fr->cache.pinned);
 	st->nr_pins = 0;
 	/* wake_up_all's lock orders the clears before the waiters' test. */
-	wake_up_all(&fr->wb_pin_wait);
+	wake_up_all(&fr->wb.pin_wait);
 }
 
 static void stage_endio(struct bio *bio)

@@ -11,7 +11,7 @@
 struct dm_fr;
 struct fr_stage;
 
-/* Who runs a stage: a batch runs under wb_lock, a victim write does not. */
+/* Who runs a stage: a batch runs under wb.lock, a victim write does not. */
 enum fr_stage_owner {
 	FR_STAGE_BATCH,
 	FR_STAGE_VICTIM,

@@ -169,14 +169,14 @@ bool fr_stamp_current(struct dm_fr *fr, fr_slot_t s,
 
 void fr_bypass_begin(struct dm_fr *fr)
 {
-	lockdep_assert_held(&fr->wb_lock);
+	lockdep_assert_held(&fr->wb.lock);
 	WARN_ON_ONCE(fr->stripes.bypass_seq & 1);
 	WRITE_ONCE(fr->stripes.bypass_seq, fr->stripes.bypass_seq + 1);
 }
 
 void fr_bypass_end(struct dm_fr *fr)
 {
-	lockdep_assert_held(&fr->wb_lock);
+	lockdep_assert_held(&fr->wb.lock);
 	WARN_ON_ONCE(!(fr->stripes.bypass_seq & 1));
 	WRITE_ONCE(fr->stripes.bypass_seq, fr->stripes.bypass_seq + 1);
 }

@@ -34,7 +34,7 @@
  *     the copy, the origin now holds it too;
  *   - the bypass sequence is odd while the origin is written around the
  *     cache (a discard, a cleaner write-through, a bad-PM bypass write:
- *     fr_bypass_begin/end); it changes only under wb_lock.
+ *     fr_bypass_begin/end); it changes only under wb.lock.
  *
  * A fill is installed only if its stamp, taken at map, is still current
  * (fr_stamp_current: the same epoch, the same even bypass sequence). A
@@ -114,7 +114,7 @@ void fr_stamp_take(struct dm_fr *fr, fr_slot_t s, struct fr_stamp *stamp);
 bool fr_stamp_current(struct dm_fr *fr, fr_slot_t s,
 		      const struct fr_stamp *stamp);
 
-/* Around an origin write or discard that goes around PM (under wb_lock). */
+/* Around an origin write or discard that goes around PM (under wb.lock). */
 void fr_bypass_begin(struct dm_fr *fr);
 void fr_bypass_end(struct dm_fr *fr);
 

@@ -29,7 +29,7 @@
 static void fr_free(struct dm_fr *fr)
 {
 	fr_release_devices(fr);
-	if (fr->wb_wq)
+	if (fr->wb.wq)
 		fr_writeback_destroy(fr);
 	if (fr->io_wq)
 		destroy_workqueue(fr->io_wq);
@@ -209,7 +209,7 @@ static void fr_presuspend(struct dm_target *ti)
 {
 	struct dm_fr *fr = ti->private;
 
-	WRITE_ONCE(fr->wb_stopped, true);
+	WRITE_ONCE(fr->wb.stopped, true);
 }
 
 static void fr_presuspend_undo(struct dm_target *ti)
@@ -322,7 +322,7 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_pm_errors] = s.pm_errors;
 	v[FR_STATUS_read_fills] = s.read_fills;
 	v[FR_STATUS_cleaner] = READ_ONCE(fr->cleaner) ? 1 : 0;
-	v[FR_STATUS_unreadable] = READ_ONCE(fr->wb_unreadable);
+	v[FR_STATUS_unreadable] = READ_ONCE(fr->wb.unreadable);
 	v[FR_STATUS_bad_chunks] = fr_badpm_retired(fr);
 	v[FR_STATUS_lost_slots] = fr_badpm_lost(fr);
 	v[FR_STATUS_prefetched] = s.prefetched;

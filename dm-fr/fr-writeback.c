@@ -22,7 +22,7 @@
  * slot in which a victim write has pinned a chunk, and a victim write waits
  * for a batch that has pinned a chunk of its slot. The writers that go
  * around PM (cleaner write-through, discards, bypass) and the flush message
- * hold wb_victim_lock for writing, so no victim write runs beside them.
+ * hold wb.victim_lock for writing, so no victim write runs beside them.
  */
 #include <linux/blkdev.h>
 #include <linux/sched.h>
@@ -73,7 +73,7 @@ static int wb_result(struct dm_fr *fr, int r)
 }
 
 /*
- * One batch under wb_lock, from *cursor on: the chunks written back, or an
+ * One batch under wb.lock, from *cursor on: the chunks written back, or an
  * origin error (counted; the target is degraded until a pass succeeds).
  * unreadable counts the chunks skipped because their PM data cannot be read.
  */
@@ -84,23 +84,23 @@ static int wb_batch(struct dm_fr *fr, u64 *cursor, enum fr_wb_scan scan,
 	u32 jobs;
 	int r;
 
-	mutex_lock(&fr->wb_lock);
+	mutex_lock(&fr->wb.lock);
 	/* The stage and snaps are sized for it (fr_writeback_set_jobs). */
 	jobs = fr_tunable(fr, writeback_jobs);
-	st = fr->wb_stage;
+	st = fr->wb.stage;
 	fr_stage_reset(st);
 	/* (a batch to the end is the sweep's: it ends at the cache's end) */
 	r = fr_writeback_batch(&fr->cache, scan, cursor, fr->cache.geo.nr_chunks,
-			       jobs, fr->wb_snaps, &fr_stage_ops, st);
+			       jobs, fr->wb.snaps, &fr_stage_ops, st);
 	*unreadable = fr_stage_unreadable(st);
 	fr_stage_release(st);
-	mutex_unlock(&fr->wb_lock);
+	mutex_unlock(&fr->wb.lock);
 	return wb_result(fr, r);
 }
 
 static struct fr_victim_stage *victim_stage_get(struct dm_fr *fr)
 {
-	struct fr_victims *v = fr->wb_victim_stages;
+	struct fr_victims *v = fr->wb.victim_stages;
 	unsigned int i;
 
 	down(&v->free);
@@ -117,7 +117,7 @@ static struct fr_victim_stage *victim_stage_get(struct dm_fr *fr)
 
 static void victim_stage_put(struct dm_fr *fr, struct fr_victim_stage *vs)
 {
-	struct fr_victims *v = fr->wb_victim_stages;
+	struct fr_victims *v = fr->wb.victim_stages;
 
 	fr_stage_release(vs->stage);
 	clear_bit(vs - v->vs, &v->in_use);
@@ -138,20 +138,20 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 	struct fr_victim_stage *vs;
 	int r;
 
-	down_read(&fr->wb_victim_lock);
+	down_read(&fr->wb.victim_lock);
 	vs = victim_stage_get(fr);
 	if (!vs) {
-		up_read(&fr->wb_victim_lock);
+		up_read(&fr->wb.victim_lock);
 		return -ENOMEM;
 	}
 	r = fr_writeback_chunk(&fr->cache, victim, vs->snaps, &fr_stage_ops,
 			       vs->stage);
 	victim_stage_put(fr, vs);
-	up_read(&fr->wb_victim_lock);
+	up_read(&fr->wb.victim_lock);
 
 	r = wb_result(fr, r);
 	if (r == -EBUSY) {
-		wait_event(fr->wb_pin_wait,
+		wait_event(fr->wb.pin_wait,
 			   !fr_slot_pinned(&fr->cache, slot));
 		return 0;
 	}
@@ -164,7 +164,7 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
  */
 void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p)
 {
-	wait_event(fr->wb_pin_wait, !fr_chunk_pinned(&fr->cache, p));
+	wait_event(fr->wb.pin_wait, !fr_chunk_pinned(&fr->cache, p));
 }
 
 /*
@@ -187,18 +187,18 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 	u32 nr;
 	int r;
 
-	nr = fr_victim_range(victim, last, fr->wb_victim_stages->max_chunks,
+	nr = fr_victim_range(victim, last, fr->wb.victim_stages->max_chunks,
 			     &first);
-	down_read(&fr->wb_victim_lock);
+	down_read(&fr->wb.victim_lock);
 	vs = victim_stage_get(fr);
 	if (!vs) {
-		up_read(&fr->wb_victim_lock);
+		up_read(&fr->wb.victim_lock);
 		return -ENOMEM;
 	}
 	r = fr_writeback_range(&fr->cache, first, nr, vs->snaps, &fr_stage_ops,
 			       vs->stage);
 	victim_stage_put(fr, vs);
-	up_read(&fr->wb_victim_lock);
+	up_read(&fr->wb.victim_lock);
 
 	/* A batch skips what it cannot read: only origin errors fail it. */
 	r = wb_result(fr, r);
@@ -228,7 +228,7 @@ static unsigned int dirty_percent(struct dm_fr *fr)
  * steady collisions both-dirty slots appear a few at a time, and a batch
  * of a few chunks would cost a whole origin flush.
  *
- * wb_lock is held for each batch, from stage to flush, and by every writer
+ * wb.lock is held for each batch, from stage to flush, and by every writer
  * that goes around PM (cleaner-mode write-through, discards): an origin
  * write of a staged chunk's sectors between stage and submit could land
  * before the stale staged copy and be overwritten by it (docs/protocol.md,
@@ -248,12 +248,12 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	int r;
 
 	while (max_batches-- && written < budget &&
-	       !READ_ONCE(fr->wb_stopped)) {
+	       !READ_ONCE(fr->wb.stopped)) {
 		if (to_low_watermark &&
 		    dirty_percent(fr) < fr_tunable(fr, low_watermark))
 			break;
 		if (both_first) {
-			r = wb_batch(fr, &fr->wb_both_cursor, FR_WB_BOTH_DIRTY,
+			r = wb_batch(fr, &fr->wb.both_cursor, FR_WB_BOTH_DIRTY,
 				     &unreadable);
 			if (r < 0)
 				return r;
@@ -264,7 +264,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 				continue;
 			}
 		}
-		r = wb_batch(fr, &fr->wb_cursor, FR_WB_WRAP, &unreadable);
+		r = wb_batch(fr, &fr->wb.cursor, FR_WB_WRAP, &unreadable);
 		if (r < 0)
 			return r;
 		if (!r) {
@@ -274,14 +274,14 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 			 * what it staged was rewritten meanwhile: either way,
 			 * the next tick goes on (a flush does not stop here).
 			 */
-			WRITE_ONCE(fr->wb_unreadable, unreadable);
+			WRITE_ONCE(fr->wb.unreadable, unreadable);
 			break;
 		}
 		written += r;
 		cond_resched();
 	}
 	if (!fr_count_dirty(&fr->cache))
-		WRITE_ONCE(fr->wb_unreadable, 0);
+		WRITE_ONCE(fr->wb.unreadable, 0);
 	if (written)
 		fr_stat_add(fr, writeback_rounds, 1);
 	WRITE_ONCE(fr->degraded, false);
@@ -303,10 +303,10 @@ static void wb_activity(struct dm_fr *fr, bool *busy, bool *collided)
 		writes += READ_ONCE(s->write_hits) + READ_ONCE(s->write_misses);
 		forced += READ_ONCE(s->forced_writebacks);
 	}
-	*busy = writes != fr->wb_seen_writes;
-	*collided = forced != fr->wb_seen_forced;
-	fr->wb_seen_writes = writes;
-	fr->wb_seen_forced = forced;
+	*busy = writes != fr->wb.seen_writes;
+	*collided = forced != fr->wb.seen_forced;
+	fr->wb.seen_writes = writes;
+	fr->wb.seen_forced = forced;
 }
 
 /*
@@ -331,15 +331,15 @@ static bool wb_pass_due(struct dm_fr *fr)
 
 	wb_activity(fr, &busy, &collided);
 	if (busy)
-		fr->wb_busy_at = now;
+		fr->wb.busy_at = now;
 	if (collided)
-		fr->wb_collided_at = now;
+		fr->wb.collided_at = now;
 	return !defer ||
-	       time_before(now, fr->wb_collided_at +
+	       time_before(now, fr->wb.collided_at +
 			   msecs_to_jiffies(FR_WB_COLLIDED_MS)) ||
-	       time_after_eq(now, fr->wb_busy_at +
+	       time_after_eq(now, fr->wb.busy_at +
 			     msecs_to_jiffies(FR_WB_IDLE_MS)) ||
-	       time_after_eq(now, fr->wb_passed_at + msecs_to_jiffies(defer));
+	       time_after_eq(now, fr->wb.passed_at + msecs_to_jiffies(defer));
 }
 
 /* Past the high watermark? (The count is kept, not scanned: every tick.) */
@@ -366,16 +366,16 @@ static unsigned int wb_tick_ms(struct dm_fr *fr)
 static bool wb_try_sleep(struct dm_fr *fr)
 {
 	if (READ_ONCE(fr->cleaner) ||
-	    time_before(jiffies, READ_ONCE(fr->wb_busy_at) +
+	    time_before(jiffies, READ_ONCE(fr->wb.busy_at) +
 			msecs_to_jiffies(FR_WB_IDLE_MS)))
 		return false;
-	atomic_set(&fr->wb_asleep, 1);
+	atomic_set(&fr->wb.asleep, 1);
 	/* Pairs with fr_writeback_note_dirty(): one of the two sees the other. */
 	smp_mb();
 	if (!fr_count_dirty(&fr->cache))
 		return true;
 	/* A wake that took the flag queued the work: running again is harmless. */
-	atomic_set(&fr->wb_asleep, 0);
+	atomic_set(&fr->wb.asleep, 0);
 	return false;
 }
 
@@ -386,19 +386,19 @@ static bool wb_try_sleep(struct dm_fr *fr)
  */
 void fr_writeback_wake(struct dm_fr *fr)
 {
-	if (!atomic_xchg(&fr->wb_asleep, 0))
+	if (!atomic_xchg(&fr->wb.asleep, 0))
 		return;
-	WRITE_ONCE(fr->wb_passed_at, jiffies);
-	WRITE_ONCE(fr->wb_busy_at, jiffies);
-	if (!READ_ONCE(fr->wb_stopped))
-		queue_delayed_work(fr->wb_wq, &fr->wb_work,
+	WRITE_ONCE(fr->wb.passed_at, jiffies);
+	WRITE_ONCE(fr->wb.busy_at, jiffies);
+	if (!READ_ONCE(fr->wb.stopped))
+		queue_delayed_work(fr->wb.wq, &fr->wb.work,
 				   msecs_to_jiffies(wb_tick_ms(fr)));
 }
 
 static void writeback_work(struct work_struct *work)
 {
 	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
-					wb_work);
+					wb.work);
 	unsigned int period = fr_tunable(fr, writeback_period);
 	unsigned long start = jiffies;
 	unsigned int delay;
@@ -407,7 +407,7 @@ static void writeback_work(struct work_struct *work)
 	if (READ_ONCE(fr->cleaner) || (period && wb_pass_due(fr))) {
 		r = writeback_pass(fr, false);
 		if (!r)
-			fr->wb_passed_at = start;
+			fr->wb.passed_at = start;
 	} else if (wb_over_high_watermark(fr)) {
 		r = writeback_pass(fr, true);
 	}
@@ -415,18 +415,18 @@ static void writeback_work(struct work_struct *work)
 	if (!r && wb_try_sleep(fr))
 		return;
 	if (r) {
-		fr->wb_backoff_ms = clamp(fr->wb_backoff_ms * 2,
+		fr->wb.backoff_ms = clamp(fr->wb.backoff_ms * 2,
 					  FR_WB_BACKOFF_MIN_MS,
 					  FR_WB_BACKOFF_MAX_MS);
-		delay = fr->wb_backoff_ms;
+		delay = fr->wb.backoff_ms;
 	} else {
-		fr->wb_backoff_ms = 0;
+		fr->wb.backoff_ms = 0;
 		delay = wb_tick_ms(fr);
 		if (READ_ONCE(fr->cleaner))
 			delay = min(delay, FR_WB_POLL_MS);
 	}
-	if (!READ_ONCE(fr->wb_stopped))
-		queue_delayed_work(fr->wb_wq, &fr->wb_work,
+	if (!READ_ONCE(fr->wb.stopped))
+		queue_delayed_work(fr->wb.wq, &fr->wb.work,
 				   msecs_to_jiffies(delay));
 }
 
@@ -441,7 +441,7 @@ static void writeback_work(struct work_struct *work)
  * moves the cursor on. writeback_pass() does not fit: new dirty chunks
  * ahead of its cursor use up its budget, and a batch whose chunks were all
  * rewritten cleans none and ends it. No victim write runs meanwhile
- * (wb_victim_lock): the sweep would skip a chunk one has in flight, and return
+ * (wb.victim_lock): the sweep would skip a chunk one has in flight, and return
  * before that write is on the origin.
  */
 int fr_writeback_all(struct dm_fr *fr)
@@ -450,13 +450,13 @@ int fr_writeback_all(struct dm_fr *fr)
 	u32 unreadable, skipped = 0;
 	int r;
 
-	if (READ_ONCE(fr->wb_stopped))
+	if (READ_ONCE(fr->wb.stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
-	down_write(&fr->wb_victim_lock);
+	down_write(&fr->wb.victim_lock);
 	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
-		if (READ_ONCE(fr->wb_stopped)) {
+		if (READ_ONCE(fr->wb.stopped)) {
 			r = -EBUSY;
 			goto out;
 		}
@@ -469,13 +469,13 @@ int fr_writeback_all(struct dm_fr *fr)
 	}
 
 	/* Chunks the sweep skipped stay dirty: their PM cannot be read. */
-	WRITE_ONCE(fr->wb_unreadable, skipped);
+	WRITE_ONCE(fr->wb.unreadable, skipped);
 	WRITE_ONCE(fr->degraded, false);
 	if (written)
 		fr_stat_add(fr, writeback_rounds, 1);
 	r = skipped ? -EHWPOISON : 0;
 out:
-	up_write(&fr->wb_victim_lock);
+	up_write(&fr->wb.victim_lock);
 	mutex_unlock(&fr->flush_lock);
 	return r;
 }
@@ -492,11 +492,11 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 		fr_stage_destroy(st);
 		return -ENOMEM;
 	}
-	mutex_lock(&fr->wb_lock);
-	swap(fr->wb_stage, st);
-	swap(fr->wb_snaps, snaps);
+	mutex_lock(&fr->wb.lock);
+	swap(fr->wb.stage, st);
+	swap(fr->wb.snaps, snaps);
 	WRITE_ONCE(fr->tunables[FR_TUNABLE_writeback_jobs], jobs);
-	mutex_unlock(&fr->wb_lock);
+	mutex_unlock(&fr->wb.lock);
 	fr_stage_destroy(st);
 	kvfree(snaps);
 	return 0;
@@ -542,17 +542,17 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 
 int fr_writeback_create(struct dm_fr *fr)
 {
-	mutex_init(&fr->wb_lock);
+	mutex_init(&fr->wb.lock);
 	mutex_init(&fr->flush_lock);
-	init_rwsem(&fr->wb_victim_lock);
-	init_waitqueue_head(&fr->wb_pin_wait);
-	INIT_DELAYED_WORK(&fr->wb_work, writeback_work);
-	fr->wb_stopped = true;
-	fr->wb_pinned = bitmap_zalloc(fr->cache.geo.nr_chunks, GFP_KERNEL);
-	fr->cache.pinned = fr->wb_pinned;
-	fr->wb_victim_stages = victim_stages_alloc(fr);
-	fr->wb_wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!fr->wb_pinned || !fr->wb_victim_stages || !fr->wb_wq)
+	init_rwsem(&fr->wb.victim_lock);
+	init_waitqueue_head(&fr->wb.pin_wait);
+	INIT_DELAYED_WORK(&fr->wb.work, writeback_work);
+	fr->wb.stopped = true;
+	fr->wb.pinned = bitmap_zalloc(fr->cache.geo.nr_chunks, GFP_KERNEL);
+	fr->cache.pinned = fr->wb.pinned;
+	fr->wb.victim_stages = victim_stages_alloc(fr);
+	fr->wb.wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	if (!fr->wb.pinned || !fr->wb.victim_stages || !fr->wb.wq)
 		return -ENOMEM;
 	return fr_writeback_set_jobs(fr, fr_tunable(fr, writeback_jobs));
 }
@@ -560,27 +560,27 @@ int fr_writeback_create(struct dm_fr *fr)
 void fr_writeback_destroy(struct dm_fr *fr)
 {
 	fr_writeback_stop(fr);
-	if (fr->wb_wq)
-		destroy_workqueue(fr->wb_wq);
-	fr_stage_destroy(fr->wb_stage);
-	fr->wb_stage = NULL;
-	kvfree(fr->wb_snaps);
-	fr->wb_snaps = NULL;
-	victim_stages_free(fr->wb_victim_stages);
-	fr->wb_victim_stages = NULL;
+	if (fr->wb.wq)
+		destroy_workqueue(fr->wb.wq);
+	fr_stage_destroy(fr->wb.stage);
+	fr->wb.stage = NULL;
+	kvfree(fr->wb.snaps);
+	fr->wb.snaps = NULL;
+	victim_stages_free(fr->wb.victim_stages);
+	fr->wb.victim_stages = NULL;
 	fr->cache.pinned = NULL;
-	bitmap_free(fr->wb_pinned);
-	fr->wb_pinned = NULL;
+	bitmap_free(fr->wb.pinned);
+	fr->wb.pinned = NULL;
 }
 
 void fr_writeback_start(struct dm_fr *fr)
 {
-	fr->wb_passed_at = jiffies;
-	fr->wb_busy_at = jiffies;
-	fr->wb_collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
-	atomic_set(&fr->wb_asleep, 0);
-	WRITE_ONCE(fr->wb_stopped, false);
-	queue_delayed_work(fr->wb_wq, &fr->wb_work, 0);
+	fr->wb.passed_at = jiffies;
+	fr->wb.busy_at = jiffies;
+	fr->wb.collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
+	atomic_set(&fr->wb.asleep, 0);
+	WRITE_ONCE(fr->wb.stopped, false);
+	queue_delayed_work(fr->wb.wq, &fr->wb.work, 0);
 }
 
 /*
@@ -590,15 +590,15 @@ void fr_writeback_start(struct dm_fr *fr)
  */
 void fr_writeback_stop(struct dm_fr *fr)
 {
-	WRITE_ONCE(fr->wb_stopped, true);
-	cancel_delayed_work_sync(&fr->wb_work);
+	WRITE_ONCE(fr->wb.stopped, true);
+	cancel_delayed_work_sync(&fr->wb.work);
 	mutex_lock(&fr->flush_lock);
 	mutex_unlock(&fr->flush_lock);
 }
 
 void fr_writeback_kick(struct dm_fr *fr)
 {
-	atomic_set(&fr->wb_asleep, 0);
-	if (!READ_ONCE(fr->wb_stopped))
-		mod_delayed_work(fr->wb_wq, &fr->wb_work, 0);
+	atomic_set(&fr->wb.asleep, 0);
+	if (!READ_ONCE(fr->wb.stopped))
+		mod_delayed_work(fr->wb.wq, &fr->wb.work, 0);
 }
