@@ -141,6 +141,25 @@ struct fr_pmdev {
 
 /* One target. Its locks and their order: above fr_stripe. */
 /*
+ * The read fills' and prefetch's state, owned by fr-fill.c (fr_fill_create,
+ * fr_fill_destroy): a fixed pool of chunk buffers, installed by work.
+ */
+struct fr_fills {
+	struct fr_fill *pool;
+	unsigned int pool_size;
+	unsigned int order;		/* of each fill's pages */
+	unsigned long busy;		/* one bit per fill in flight */
+	struct llist_head ready;
+	struct work_struct work;
+	/* Prefetch: recent windows, reads and buffers in flight. */
+	u64 prefetch_seen[FR_PREFETCH_SEEN];
+	atomic_t prefetch_reads;
+	atomic_t prefetch_bufs;
+	unsigned int prefetch_max_bufs;
+	wait_queue_head_t prefetch_wait;
+};
+
+/*
  * The writeback's state, owned by fr-writeback.c (created by
  * fr_writeback_create, run by fr_writeback_start and fr_writeback_stop,
  * freed by fr_writeback_destroy); fr-stage.c uses the pins.
@@ -211,19 +230,8 @@ struct dm_fr {
 	struct workqueue_struct *io_wq;
 	struct bio_set bs;
 
-	/* Read fill: a fixed pool of chunk buffers, installed by fill_work. */
-	struct fr_fill *fill_pool;
-	unsigned int fill_pool_size;
-	unsigned int fill_order;	/* of each fill's pages */
-	unsigned long fill_busy;	/* one bit per fill in flight */
-	struct llist_head fills_ready;
-	struct work_struct fill_work;
-	/* Prefetch: recent windows (fr-fill.c), reads and buffers in flight. */
-	u64 prefetch_seen[FR_PREFETCH_SEEN];
-	atomic_t prefetch_reads;
-	atomic_t prefetch_bufs;
-	unsigned int prefetch_max_bufs;
-	wait_queue_head_t prefetch_wait;
+	/* Read fill and prefetch: their own state (fr-fill.c). */
+	struct fr_fills fills;
 
 	/* Writeback: its own state (fr-writeback.c, fr-stage.c). */
 	struct fr_writeback wb;

@@ -64,11 +64,11 @@ static struct fr_fill *fr_fill_get(struct dm_fr *fr)
 	unsigned int i;
 
 	do {
-		i = find_first_zero_bit(&fr->fill_busy, fr->fill_pool_size);
-		if (i >= fr->fill_pool_size)
+		i = find_first_zero_bit(&fr->fills.busy, fr->fills.pool_size);
+		if (i >= fr->fills.pool_size)
 			return NULL;	/* all in flight: skip this fill */
-	} while (test_and_set_bit(i, &fr->fill_busy));
-	return &fr->fill_pool[i];
+	} while (test_and_set_bit(i, &fr->fills.busy));
+	return &fr->fills.pool[i];
 }
 
 /* A prefetch buffer: one of its own, or none (the cap, or no memory). */
@@ -76,12 +76,12 @@ static struct fr_fill *fr_prefetch_get(struct dm_fr *fr)
 {
 	struct fr_fill *f;
 
-	if (atomic_inc_return(&fr->prefetch_bufs) > fr->prefetch_max_bufs)
+	if (atomic_inc_return(&fr->fills.prefetch_bufs) > fr->fills.prefetch_max_bufs)
 		goto none;
 	f = kmalloc(sizeof(*f), GFP_NOWAIT | __GFP_NOWARN);
 	if (!f)
 		goto none;
-	f->page = alloc_pages(GFP_NOWAIT | __GFP_NOWARN, fr->fill_order);
+	f->page = alloc_pages(GFP_NOWAIT | __GFP_NOWARN, fr->fills.order);
 	if (!f->page) {
 		kfree(f);
 		goto none;
@@ -90,19 +90,19 @@ static struct fr_fill *fr_prefetch_get(struct dm_fr *fr)
 	f->data = page_address(f->page);
 	return f;
 none:
-	atomic_dec(&fr->prefetch_bufs);
+	atomic_dec(&fr->fills.prefetch_bufs);
 	return NULL;
 }
 
 static void fr_fill_put(struct dm_fr *fr, struct fr_fill *f)
 {
-	if (f >= fr->fill_pool && f < fr->fill_pool + fr->fill_pool_size) {
-		clear_bit(f - fr->fill_pool, &fr->fill_busy);
+	if (f >= fr->fills.pool && f < fr->fills.pool + fr->fills.pool_size) {
+		clear_bit(f - fr->fills.pool, &fr->fills.busy);
 		return;
 	}
-	__free_pages(f->page, fr->fill_order);
+	__free_pages(f->page, fr->fills.order);
 	kfree(f);
-	atomic_dec(&fr->prefetch_bufs);
+	atomic_dec(&fr->fills.prefetch_bufs);
 }
 
 /* Hand completed fills to the worker that installs them. */
@@ -113,12 +113,12 @@ static void fr_fills_done(struct dm_fr *fr, struct fr_fill *f, bool ok)
 	for (; f; f = next) {
 		next = f->next;
 		if (ok)
-			llist_add(&f->node, &fr->fills_ready);
+			llist_add(&f->node, &fr->fills.ready);
 		else
 			fr_fill_put(fr, f);
 	}
 	if (ok)
-		queue_work(fr->io_wq, &fr->fill_work);
+		queue_work(fr->io_wq, &fr->fills.work);
 }
 
 /*
@@ -267,16 +267,16 @@ static void fr_prefetch_done(struct bio *fbio)
 
 	fr_fills_done(fr, f, !fbio->bi_status);
 	bio_put(fbio);
-	spin_lock_irqsave(&fr->prefetch_wait.lock, flags);
-	if (atomic_dec_and_test(&fr->prefetch_reads))
-		wake_up_locked(&fr->prefetch_wait);
-	spin_unlock_irqrestore(&fr->prefetch_wait.lock, flags);
+	spin_lock_irqsave(&fr->fills.prefetch_wait.lock, flags);
+	if (atomic_dec_and_test(&fr->fills.prefetch_reads))
+		wake_up_locked(&fr->fills.prefetch_wait);
+	spin_unlock_irqrestore(&fr->fills.prefetch_wait.lock, flags);
 }
 
 /* Read a run of consecutive chunks' fills (linked) from the origin. */
 static void fr_prefetch_submit(struct dm_fr *fr, struct fr_fill *run)
 {
-	atomic_inc(&fr->prefetch_reads);
+	atomic_inc(&fr->fills.prefetch_reads);
 	fr_origin_submit(fr_fills_bio(fr, run, REQ_OP_READ | REQ_RAHEAD,
 				      fr_prefetch_done, run));
 }
@@ -329,13 +329,13 @@ static void fr_prefetch_window(struct dm_fr *fr, u64 w, u64 n, u64 first,
 }
 
 /*
- * The table of recent windows (fr->prefetch_seen), without a lock: a lost
+ * The table of recent windows (fr->fills.prefetch_seen), without a lock: a lost
  * update only delays, adds or repeats one prefetch, and a prefetch takes
  * only chunks that may be filled, stamped like any fill.
  */
 static u64 *fr_prefetch_seen(struct dm_fr *fr, u64 w)
 {
-	return &fr->prefetch_seen[w % FR_PREFETCH_SEEN];
+	return &fr->fills.prefetch_seen[w % FR_PREFETCH_SEEN];
 }
 
 static bool fr_prefetch_was(struct dm_fr *fr, u64 w, u64 flags)
@@ -408,10 +408,10 @@ void fr_prefetch_hit(struct dm_fr *fr, u64 first, u64 last)
 /* No prefetch read in flight after this (suspend: no origin I/O). */
 void fr_prefetch_wait(struct dm_fr *fr)
 {
-	wait_event(fr->prefetch_wait, !atomic_read(&fr->prefetch_reads));
+	wait_event(fr->fills.prefetch_wait, !atomic_read(&fr->fills.prefetch_reads));
 	/* The last completion is out of its critical section. */
-	spin_lock_irq(&fr->prefetch_wait.lock);
-	spin_unlock_irq(&fr->prefetch_wait.lock);
+	spin_lock_irq(&fr->fills.prefetch_wait.lock);
+	spin_unlock_irq(&fr->fills.prefetch_wait.lock);
 }
 
 static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)
@@ -422,8 +422,8 @@ static void fr_fill_payload(void *arg, void *pm_dst, u32 nr_sectors)
 /* Install the completed reads' chunks whose stripes did not change since. */
 static void fr_fill_work(struct work_struct *work)
 {
-	struct dm_fr *fr = container_of(work, struct dm_fr, fill_work);
-	struct llist_node *list = llist_del_all(&fr->fills_ready);
+	struct dm_fr *fr = container_of(work, struct dm_fr, fills.work);
+	struct llist_node *list = llist_del_all(&fr->fills.ready);
 	struct fr_fill *f, *tmp;
 	u64 filled = 0;
 
@@ -464,27 +464,27 @@ int fr_fill_create(struct dm_fr *fr)
 	BUILD_BUG_ON(max(FR_FILL_POOL_BYTES, FR_FILL_MIN *
 			 (FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT)) / PAGE_SIZE >
 		     BIO_MAX_VECS);
-	fr->fill_pool_size = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
+	fr->fills.pool_size = clamp_t(size_t, FR_FILL_POOL_BYTES / chunk_bytes,
 			       FR_FILL_MIN, FR_FILL_MAX);
-	fr->fill_order = get_order(chunk_bytes);
-	fr->fill_pool = kcalloc(fr->fill_pool_size, sizeof(*fr->fill_pool), GFP_KERNEL);
-	if (!fr->fill_pool)
+	fr->fills.order = get_order(chunk_bytes);
+	fr->fills.pool = kcalloc(fr->fills.pool_size, sizeof(*fr->fills.pool), GFP_KERNEL);
+	if (!fr->fills.pool)
 		return -ENOMEM;
-	for (i = 0; i < fr->fill_pool_size; i++) {
-		struct page *page = alloc_pages(GFP_KERNEL, fr->fill_order);
+	for (i = 0; i < fr->fills.pool_size; i++) {
+		struct page *page = alloc_pages(GFP_KERNEL, fr->fills.order);
 
 		if (!page)
 			return -ENOMEM;
-		fr->fill_pool[i].fr = fr;
-		fr->fill_pool[i].page = page;
-		fr->fill_pool[i].data = page_address(page);
+		fr->fills.pool[i].fr = fr;
+		fr->fills.pool[i].page = page;
+		fr->fills.pool[i].data = page_address(page);
 	}
-	init_llist_head(&fr->fills_ready);
-	INIT_WORK(&fr->fill_work, fr_fill_work);
-	atomic_set(&fr->prefetch_reads, 0);
-	atomic_set(&fr->prefetch_bufs, 0);
-	fr->prefetch_max_bufs = max_t(size_t, FR_PREFETCH_MAX_BYTES / chunk_bytes, 1);
-	init_waitqueue_head(&fr->prefetch_wait);
+	init_llist_head(&fr->fills.ready);
+	INIT_WORK(&fr->fills.work, fr_fill_work);
+	atomic_set(&fr->fills.prefetch_reads, 0);
+	atomic_set(&fr->fills.prefetch_bufs, 0);
+	fr->fills.prefetch_max_bufs = max_t(size_t, FR_PREFETCH_MAX_BYTES / chunk_bytes, 1);
+	init_waitqueue_head(&fr->fills.prefetch_wait);
 	return 0;
 }
 
@@ -492,13 +492,13 @@ void fr_fill_destroy(struct dm_fr *fr)
 {
 	unsigned int i;
 
-	if (!fr->fill_pool)
+	if (!fr->fills.pool)
 		return;
 	/* Suspended first: every prefetch read completed and was installed. */
-	WARN_ON_ONCE(atomic_read(&fr->prefetch_bufs));
-	for (i = 0; i < fr->fill_pool_size; i++)
-		if (fr->fill_pool[i].page)
-			__free_pages(fr->fill_pool[i].page, fr->fill_order);
-	kfree(fr->fill_pool);
+	WARN_ON_ONCE(atomic_read(&fr->fills.prefetch_bufs));
+	for (i = 0; i < fr->fills.pool_size; i++)
+		if (fr->fills.pool[i].page)
+			__free_pages(fr->fills.pool[i].page, fr->fills.order);
+	kfree(fr->fills.pool);
 }
 
