@@ -11,9 +11,9 @@
  * scratch: a chunk whose PM data cannot be read is skipped and stays dirty
  * (pm_errors, and the status field unreadable) instead of sending poisoned
  * data, and the batch goes on. No origin I/O is issued under a slot lock:
- * once FR_STAGE_SUBMIT_CHUNKS chunks are staged, they are sent as the slot
- * lock is dropped, and the batch stages the next ones while they are in
- * flight; submit sends the rest and waits for all.
+ * once FR_STAGE_SUBMIT_CHUNKS chunks are staged, the core's send op (called
+ * between chunks) sends them, and the batch stages the next ones while they
+ * are in flight; submit sends the rest and waits for all.
  *
  * Two origin writes of one slot's data must never be in flight at once
  * (they land in any order, and the older could win: docs/protocol.md,
@@ -246,7 +246,13 @@ static void stage_unlock(void *ctx, fr_slot_t slot)
 
 	/* Clearing dirty flags moves no epoch (fr-stripe.h). */
 	fr_unlock_slot(st->fr, slot, FR_STRIPE_KEPT);
-	/* A chunk is staged whole under one lock: send full groups now. */
+}
+
+/* Between chunks, no slot lock held: send full groups now. */
+static void stage_send_ready(void *ctx)
+{
+	struct fr_stage *st = ctx;
+
 	if (st->unsent_chunks >= FR_STAGE_SUBMIT_CHUNKS && !st->error)
 		stage_send(st);
 }
@@ -301,7 +307,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 					 st->ext[st->nr_ext - 1].nr_sectors : 0;
 		st->unsent_chunks++;
 	}
-	/* Sized for the unsent chunks and one more (stage_unlock sends). */
+	/* Sized for the unsent chunks and one more (stage_send_ready sends). */
 	if (WARN_ON_ONCE(st->nr_ext == st->max_ext)) {
 		st->error = -EOVERFLOW;
 		return st->error;
@@ -364,6 +370,7 @@ const struct fr_wb_ops fr_stage_ops = {
 	.lock = stage_lock,
 	.unlock = stage_unlock,
 	.stage = stage_data,
+	.send = stage_send_ready,
 	.submit = stage_submit,
 	.flush = stage_flush,
 	.skip = stage_skip,

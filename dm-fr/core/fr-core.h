@@ -421,6 +421,12 @@ struct fr_wb_ops {
 	 * overtaken by; the chunk is skipped (left dirty), nothing staged.
 	 */
 	int (*stage)(void *ctx, u64 sector, const void *pm_src, u32 nr_sectors);
+	/*
+	 * Optional: start the origin writes of what is staged so far, if the
+	 * glue wants to (the core calls it after each chunk staged, with no
+	 * slot lock held); submit writes the rest and waits for all.
+	 */
+	void (*send)(void *ctx);
 	/* Write everything staged to the origin and wait for it. */
 	int (*submit)(void *ctx);
 	/* Flush the origin's volatile cache (REQ_PREFLUSH) and wait. */

@@ -223,6 +223,8 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		res = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops,
 			      ctx, &error);
 		ops->unlock(ctx, slot);
+		if (res == STAGED && ops->send)
+			ops->send(ctx);
 		if (res == STAGE_ENDS_BATCH)
 			break;		/* pos starts the next batch */
 		if (res == STAGE_FAILED) {

@@ -59,7 +59,10 @@ static int st_stage(void *ctx, u64 s, const void *src, u32 nr)
 	return 0;
 }
 static int st_ok(void *ctx) { (void)ctx; return 0; }
-static const struct fr_wb_ops ops = { nolock, nolock, st_stage, st_ok, st_ok, NULL };
+static const struct fr_wb_ops ops = {
+	.lock = nolock, .unlock = nolock, .stage = st_stage,
+	.submit = st_ok, .flush = st_ok,
+};
 
 int main(int argc, char **argv)
 {

@@ -393,7 +393,8 @@ static int t_flush(void *ctx)
 }
 
 static const struct fr_wb_ops t_ops = {
-	nolock, nolock, t_stage, t_submit, t_flush, NULL,
+	.lock = nolock, .unlock = nolock, .stage = t_stage,
+	.submit = t_submit, .flush = t_flush,
 };
 
 static void fill_byte(void *arg, void *dst, u32 nr)
@@ -710,7 +711,8 @@ static int count_submit(void *ctx)
 }
 
 static const struct fr_wb_ops count_ops = {
-	nolock, nolock, count_stage, count_submit, t_flush, NULL,
+	.lock = nolock, .unlock = nolock, .stage = count_stage,
+	.submit = count_submit, .flush = t_flush,
 };
 
 /* Two keys placed in slot s, from key 0 on: false if there are not two. */
