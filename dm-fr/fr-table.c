@@ -146,9 +146,13 @@ static int parse_origin_id(const char *s, char *out)
 /* The optional arguments of a table line, into fr (the constructor). */
 int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 {
-	/* 4 flags and 10 arguments with a value. */
+	/*
+	 * The 4 flags and every argument with a value, each given once (the
+	 * count was 24, two words short once prefetch_kib came).
+	 */
 	static const struct dm_arg _args[] = {
-		{0, 24, "Invalid number of optional arguments"},
+		{0, 4 + 2 * (ARRAY_SIZE(fr_valued_args) + FR_NR_TUNABLES),
+		 "Invalid number of optional arguments"},
 	};
 	unsigned int argc;
 	int r, id;
