@@ -6,7 +6,7 @@
  * those writes and flushes the origin (flush op), then clears the dirty
  * flag of every chunk whose commit word is still the one staged (wb_clear()),
  * and ends (wb_finish()). Which chunks a batch takes is its scan (enum
- * wb_scan). See fr-core.h for the ops' contracts and docs/protocol.md for
+ * fr_wb_scan). See fr-core.h for the ops' contracts and docs/protocol.md for
  * the persist points; the write path is fr-slot.c.
  */
 #include "fr-tags.h"
