@@ -13,7 +13,7 @@
  *   fr-load.c       origin identity, format/recovery
  *   fr-badpm.c      what the cache makes of bad PM: retire, clear, forget
  *   fr-writeback.c  the writeback worker, victim writes, the flush message
- *   fr-stage.c      a writeback's stage: PM to origin, pins
+ *   fr-stage.c      a writeback's stage: PM to origin
  *
  * The protocol itself lives in core/ (fr-slot.c, fr-wb.c, fr-recover.c).
  */
@@ -56,8 +56,8 @@
  *                    write that bypasses PM: cleaner write-through, discards,
  *                    writes of a chunk whose slot bad PM cannot hold. It
  *                    also guards wb.stage, wb.snaps and the bypass sequence.
- *                    A batch and victim writes run side by side; their
- *                    pins keep them off each other's slots (fr-stage.c)
+ *                    A batch and victim writes run side by side; the
+ *                    core's pins keep them off each other's slots
  *   stripe locks     the slots' locks, all taken in fr-stripe.c (its
  *                    header says how several are held at once): several
  *                    only by fr_lock_range and fr_lock_slot_span, in
@@ -162,7 +162,7 @@ struct fr_fills {
 /*
  * The writeback's state, owned by fr-writeback.c (created by
  * fr_writeback_create, run by fr_writeback_start and fr_writeback_stop,
- * freed by fr_writeback_destroy); fr-stage.c uses the pins.
+ * freed by fr_writeback_destroy); the core sets and clears the pins.
  */
 struct fr_writeback {
 	struct workqueue_struct *wq;

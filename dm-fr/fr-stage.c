@@ -4,10 +4,10 @@
  * one batch of the worker or one victim write (fr-writeback.c).
  *
  * The origin writes are sent straight from the PM pages, with no copy in
- * DRAM: the stage pins each chunk it stages (c->pinned, under the slot
- * lock), and the core stores into no pinned chunk (a write that would waits:
- * FR_WRITE_PINNED), so the origin gets exactly the version whose tag is
- * cleaned. Each chunk is first read machine-check safe into a page of
+ * DRAM: the core pins each chunk before it stages it (c->pinned, the pin
+ * rule in core/fr-wb.c) and stores into no pinned chunk (a write that would
+ * waits: FR_WRITE_PINNED), so the origin gets exactly the version whose tag
+ * is cleaned. Each chunk is first read machine-check safe into a page of
  * scratch: a chunk whose PM data cannot be read is skipped and stays dirty
  * (pm_errors, and the status field unreadable) instead of sending poisoned
  * data, and the batch goes on. No origin I/O is issued under a slot lock:
@@ -15,13 +15,9 @@
  * between chunks) sends them, and the batch stages the next ones while they
  * are in flight; submit sends the rest and waits for all.
  *
- * Two origin writes of one slot's data must never be in flight at once
- * (they land in any order, and the older could win: docs/protocol.md,
- * "Required serialization"), so a stage that finds a chunk of the slot
- * pinned by another answers -EBUSY, and the core leaves the chunk dirty.
- * The pins stay until the data is flushed and the dirty flags cleared (or
- * left, on an error): fr_stage_release, which wakes whoever waits for them
- * (wb.pin_wait).
+ * The core unpins once the origin writes are done (or, when a stage failed,
+ * once the wait op has waited for them); fr_stage_release then wakes
+ * whoever waits for a pin (wb.pin_wait).
  */
 #include <linux/blkdev.h>
 #include <linux/sort.h>
@@ -49,8 +45,8 @@ struct fr_submit {
 
 /*
  * The fr_wb_ops context: the extents staged and not yet sent (at most
- * FR_STAGE_SUBMIT_CHUNKS chunks and the one being staged), the pins the
- * stage holds, and one page to read PM into, machine-check safe.
+ * FR_STAGE_SUBMIT_CHUNKS chunks and the one being staged), and one page to
+ * read PM into, machine-check safe.
  */
 struct fr_stage {
 	struct dm_fr *fr;
@@ -66,10 +62,8 @@ struct fr_stage {
 	u32 chunk_ext, chunk_last_sectors;
 	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
-	/* Chunks this stage pinned in c->pinned, unpinned by fr_stage_release. */
-	u64 *pins;
-	u32 nr_pins, max_pins;
-	bool chunk_pin_made;	/* the chunk being staged made the last pin */
+	/* Chunks the core pinned to stage here: their unpins need a wake-up. */
+	u32 nr_chunks;
 	bool for_victim;	/* a victim write's: no wb.lock */
 };
 
@@ -79,68 +73,26 @@ static void stage_assert_held(struct fr_stage *st)
 		lockdep_assert_held(&st->fr->wb.lock);
 }
 
-/*
- * Pin a chunk about to be staged, unless another stage has a chunk of its
- * slot in flight: false then. A batch may stage both chunks of a slot: they
- * are next to each other in its ascending scan, or the first and the last
- * when it wrapped, so the buddy's pin is its own if it is the last or the
- * first it made.
- */
-static bool stage_pin(struct fr_stage *st, u64 chunk)
-{
-	struct dm_fr *fr = st->fr;
-	unsigned long *pinned = fr->cache.pinned;
-	u64 buddy = chunk ^ 1;
-
-	fr_assert_slot_locked(fr, to_slot(chunk >> 1));
-	st->chunk_pin_made = false;
-	if (test_bit(chunk, pinned))
-		return false;
-	if (test_bit(buddy, pinned) &&
-	    !(st->nr_pins && (st->pins[st->nr_pins - 1] == buddy ||
-				st->pins[0] == buddy)))
-		return false;
-	/* One pin per chunk staged: the stage holds at most max_pins. */
-	if (WARN_ON_ONCE(st->nr_pins == st->max_pins))
-		return false;
-	set_bit(chunk, pinned);
-	st->pins[st->nr_pins++] = chunk;
-	st->chunk_pin_made = true;
-	return true;
-}
-
-/* The chunk being staged is skipped: take back the pin it made. */
-static void stage_unpin_chunk(struct fr_stage *st)
-{
-	if (!st->chunk_pin_made)
-		return;
-	st->chunk_pin_made = false;
-	clear_bit(st->pins[--st->nr_pins], st->fr->cache.pinned);
-	wake_up_all(&st->fr->wb.pin_wait);
-}
-
 static int stage_wait_status(struct fr_stage *st);
 
 /*
- * Once what the stage wrote is flushed and its dirty flags cleared (or left,
- * on an error): no origin write of it is in flight any more (a batch the
- * core ended early may still have some: waited for here), so its chunks may
- * be stored into, and their slots written to the origin by others, again.
+ * Once the core returned from a batch or a victim write: no origin write of
+ * it is in flight any more, and the core has unpinned its chunks, so
+ * writers waiting to store into them, or to write their slots back, may go
+ * on.
  */
 void fr_stage_release(struct fr_stage *st)
 {
 	struct dm_fr *fr = st->fr;
-	u32 i;
 
-	stage_wait_status(st);	/* its error went to the core, if any */
+	/* The core waited for every write it started: nothing is left. */
+	WARN_ON_ONCE(st->sending);
 	st->nr_ext = 0;
 	st->unsent_chunks = 0;
-	if (!st->nr_pins)
+	if (!st->nr_chunks)
 		return;
-	for (i = 0; i < st->nr_pins; i++)
-		clear_bit(st->pins[i], fr->cache.pinned);
-	st->nr_pins = 0;
-	/* wake_up_all's lock orders the clears before the waiters' test. */
+	st->nr_chunks = 0;
+	/* The slot locks ordered the core's clears before this wake-up. */
 	wake_up_all(&fr->wb.pin_wait);
 }
 
@@ -164,7 +116,7 @@ static int extent_cmp(const void *a, const void *b)
 
 /*
  * Send the staged extents to the origin, sorted and merged, from the PM
- * pages (pinned: they do not change until fr_stage_release); do not wait.
+ * pages (pinned: they do not change until the core unpins); do not wait.
  * The PM lies in the linear mapping with struct pages (fr-pmdev.c).
  */
 static void stage_send(struct fr_stage *st)
@@ -299,8 +251,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		return st->error;
 	if (chunk != st->chunk) {
 		/* A chunk's first call: nothing of it is staged yet. */
-		if (!stage_pin(st, chunk))
-			return -EBUSY;
+		st->nr_chunks++;
 		st->chunk = chunk;
 		st->chunk_ext = st->nr_ext;
 		st->chunk_last_sectors = st->nr_ext ?
@@ -315,7 +266,6 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	if (stage_check_read(st, pm_src, bytes)) {
 		/* The chunk stays dirty on PM; the batch goes on. */
 		stage_drop_chunk(st);
-		stage_unpin_chunk(st);
 		st->unsent_chunks--;
 		st->unreadable++;
 		fr_stat_add(fr, pm_errors, 1);
@@ -358,6 +308,15 @@ static int stage_submit(void *ctx)
 	return st->error;
 }
 
+/* A stage failed: wait for what stage_send_ready sent; send no more. */
+static void stage_wait(void *ctx)
+{
+	struct fr_stage *st = ctx;
+
+	stage_assert_held(st);
+	stage_wait_status(st);
+}
+
 static int stage_flush(void *ctx)
 {
 	struct fr_stage *st = ctx;
@@ -371,6 +330,7 @@ const struct fr_wb_ops fr_stage_ops = {
 	.unlock = stage_unlock,
 	.stage = stage_data,
 	.send = stage_send_ready,
+	.wait = stage_wait,
 	.submit = stage_submit,
 	.flush = stage_flush,
 	.skip = stage_skip,
@@ -383,7 +343,8 @@ void fr_stage_reset(struct fr_stage *st)
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	WARN_ON_ONCE(st->nr_pins || st->sending);
+	st->nr_chunks = 0;
+	WARN_ON_ONCE(st->sending);
 }
 
 void fr_stage_destroy(struct fr_stage *st)
@@ -392,13 +353,12 @@ void fr_stage_destroy(struct fr_stage *st)
 		return;
 	kfree(st->scratch);
 	kvfree(st->ext);
-	kvfree(st->pins);
 	kfree(st);
 }
 
 /*
- * A stage for up to chunks chunks: the extents of those not sent yet, and
- * their pins. No data: it goes to the origin from PM.
+ * A stage for up to chunks chunks: the extents of those not sent yet. No
+ * data: it goes to the origin from PM.
  */
 struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 				enum fr_stage_owner owner)
@@ -414,11 +374,9 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 	init_completion(&st->sub.done);
 	/* A chunk stages at most one extent per two sectors. */
 	st->max_ext = unsent * DIV_ROUND_UP(chunk_sectors, 2);
-	st->max_pins = chunks;
 	st->scratch = kmalloc(PAGE_SIZE, GFP_KERNEL);
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
-	st->pins = kvmalloc_array(chunks, sizeof(*st->pins), GFP_KERNEL);
-	if (!st->scratch || !st->ext || !st->pins) {
+	if (!st->scratch || !st->ext) {
 		fr_stage_destroy(st);
 		return NULL;
 	}

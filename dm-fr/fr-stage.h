@@ -24,7 +24,7 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 void fr_stage_destroy(struct fr_stage *st);
 /* Before a batch or a victim write: empty, nothing pinned. */
 void fr_stage_reset(struct fr_stage *st);
-/* After one: its pins cleared, and their waiters woken. */
+/* After one (the core has unpinned its chunks): their waiters woken. */
 void fr_stage_release(struct fr_stage *st);
 /* Chunks the last batch skipped because their PM data cannot be read. */
 u32 fr_stage_unreadable(const struct fr_stage *st);

@@ -11,14 +11,14 @@
  * off exponentially.
  *
  * Each batch and each victim write runs on a stage (fr-stage.c), which
- * pins the chunks, writes them to the origin straight from PM and flushes
- * it.
+ * writes the chunks the core pinned to the origin straight from PM and
+ * flushes it.
  *
  * A write whose slot must displace a dirty chunk writes that victim back
  * alone (fr_writeback_victim), or, for a write of several chunks, the
  * victims of its slots as one range (fr_writeback_from), beside the
  * worker's batch rather than after it: one origin write and one flush.
- * The stages' pins keep the two off each other's slots: a batch skips a
+ * The core's pins keep the two off each other's slots: a batch skips a
  * slot in which a victim write has pinned a chunk, and a victim write waits
  * for a batch that has pinned a chunk of its slot. The writers that go
  * around PM (cleaner write-through, discards, bypass) and the flush message

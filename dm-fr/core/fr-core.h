@@ -92,12 +92,20 @@ struct fr_cache {
 	/*
 	 * Per PM chunk: an origin write in flight reads its data straight
 	 * from PM (writeback without a copy), so it must not change until
-	 * that write is done. Set and cleared by the caller's writeback
-	 * stage, under the slot lock; NULL when nothing is ever pinned. A
-	 * pinned chunk is never a write or fill destination (it may be
-	 * dropped: its data stays).
+	 * that write is done. Set and cleared by the core's writeback, under
+	 * the slot lock (fr-wb.c: the pin rule); the caller allocates it,
+	 * or leaves it NULL when no two writers ever run at once (nothing is
+	 * pinned then). A pinned chunk is never a write or fill destination
+	 * (it may be dropped: its data stays), unless stage_copies.
 	 */
 	unsigned long *pinned;
+	/*
+	 * The caller's stage op copies the data it is given, so a store into
+	 * a pinned chunk cannot reach the origin write: the pins then only
+	 * keep two origin writes of one slot apart (docs/protocol.md, "What
+	 * a pin must cover"). The kernel reads PM when it submits: false.
+	 */
+	bool stage_copies;
 };
 
 static inline bool fr_chunk_bad(const struct fr_cache *c, fr_pchunk_t p)
@@ -194,8 +202,8 @@ static inline void *fr_chunk_data(const struct fr_cache *c, fr_pchunk_t p)
 /*
  * Attach to a PM image in memory: decode and check the superblock, and set
  * what it decides (geometry, the PM's parts, the bitmaps, counts zeroed).
- * The caller's fields are left alone: c->bad and c->pinned are the caller's
- * to set (or leave zero: no bad PM, nothing ever pinned).
+ * The caller's fields are left alone: c->bad, c->pinned and c->stage_copies
+ * are the caller's to set (or leave zero: no bad PM, nothing ever pinned).
  */
 int fr_cache_attach(struct fr_cache *c, void *pm, u64 pm_bytes,
 		    unsigned long *valid_bits, unsigned long *dirty_bits,
@@ -412,13 +420,11 @@ struct fr_wb_ops {
 	void (*unlock)(void *ctx, fr_slot_t slot);
 	/*
 	 * Stage nr_sectors of PM data for origin sector: submit writes them
-	 * to the origin (the glue may read them from PM then: it pins the
-	 * chunk, and no write stores into a pinned chunk).
-	 * -EHWPOISON: PM could not be read; the caller has dropped what it
+	 * to the origin (the glue may read them from PM until then: the core
+	 * has pinned the chunk, and no write stores into a pinned chunk).
+	 * -EHWPOISON: PM could not be read; the glue has dropped what it
 	 * staged of this chunk, and the chunk is skipped (left dirty).
-	 * -EBUSY (only on a chunk's first call): another origin write of this
-	 * slot's data is in flight, which this one could overtake or be
-	 * overtaken by; the chunk is skipped (left dirty), nothing staged.
+	 * Another error drops the chunk too and ends the batch.
 	 */
 	int (*stage)(void *ctx, u64 sector, const void *pm_src, u32 nr_sectors);
 	/*
@@ -427,7 +433,15 @@ struct fr_wb_ops {
 	 * slot lock held); submit writes the rest and waits for all.
 	 */
 	void (*send)(void *ctx);
-	/* Write everything staged to the origin and wait for it. */
+	/*
+	 * With send: wait for the origin writes send started and send no
+	 * more. The core calls it when a stage failed, before it unpins.
+	 */
+	void (*wait)(void *ctx);
+	/*
+	 * Write everything staged to the origin and wait for all of it,
+	 * failed or not (the core unpins when it returns an error).
+	 */
 	int (*submit)(void *ctx);
 	/* Flush the origin's volatile cache (REQ_PREFLUSH) and wait. */
 	int (*flush)(void *ctx);
@@ -461,8 +475,8 @@ enum fr_wb_scan {
  * *cursor is end once the scan got there. A batch ends early at a second
  * version of a key it staged (the next batch starts there). Returns chunks
  * cleaned (>= 0) or the first error of stage/submit/flush; chunks whose
- * stage failed with -EHWPOISON, or that another writeback has in flight
- * (-EBUSY), are skipped and stay dirty, not an error.
+ * stage failed with -EHWPOISON, or whose slot another stage has pinned, are
+ * skipped and stay dirty, not an error.
  */
 int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		       u64 end, u32 max, struct fr_wb_snap *snaps,
@@ -532,9 +546,9 @@ static inline int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor,
  * Write back dirty chunk p alone (a write's victim): stage it, submit, flush,
  * clear. Returns 1 if it was cleaned; 0 if it was clean already or
  * rewritten meanwhile; -EHWPOISON if its PM data cannot be read; -EBUSY if
- * the stage op refused it (another origin write of its slot in flight: the
- * caller waits for that one and tries the write again); or the error of
- * submit or flush. snap is scratch for one chunk.
+ * another stage has its slot pinned (an origin write of the slot in flight:
+ * the caller waits until the slot is unpinned and tries the write again);
+ * or the error of submit or flush. snap is scratch for one chunk.
  */
 int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,

@@ -59,11 +59,12 @@ static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 /*
  * Whether chunk p, which a write or fill would store into, is pinned: its
  * data is the source of an origin write in flight, which would carry
- * whatever the store left there to the origin sectors of the key it held.
+ * whatever the store left there to the origin sectors of the key it held
+ * (unless the stage copied it).
  */
 static bool plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
 {
-	return fr_chunk_pinned(c, p);
+	return !c->stage_copies && fr_chunk_pinned(c, p);
 }
 
 /* Whether slot s has no PM chunk a write or a fill could use. */

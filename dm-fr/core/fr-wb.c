@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The writeback protocol: how a dirty copy on PM reaches the origin and
- * becomes clean. A batch stages the held sectors of dirty chunks (stage op:
- * pins and reads them), submits them to the origin (submit op), waits for
+ * becomes clean. A batch pins each dirty chunk it takes and stages its held
+ * sectors (stage op), submits them to the origin (submit op), waits for
  * those writes and flushes the origin (flush op), then clears the dirty
- * flag of every chunk whose commit word is still the one staged (wb_clear()),
- * and ends (wb_finish()). Which chunks a batch takes is its scan (enum
- * fr_wb_scan). See fr-core.h for the ops' contracts and docs/protocol.md for
- * the persist points; the write path is fr-slot.c.
+ * flag of every chunk whose commit word is still the one staged and unpins
+ * it (wb_clear()), and ends (wb_finish()). Which chunks a batch takes is its
+ * scan (enum fr_wb_scan). See fr-core.h for the ops' contracts and
+ * docs/protocol.md for the persist points and the pins; the write path is
+ * fr-slot.c.
  */
 #include "fr-tags.h"
 
@@ -32,17 +33,68 @@ static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 		fr_commit_key(snaps[0].commit) == key);
 }
 
+/*
+ * The pin rule (docs/protocol.md, "Required serialization"). An origin write
+ * reads its chunk's data from PM until it completes, so the chunk is pinned
+ * from its stage until the batch ends: no write or fill stores into it
+ * (plan_pinned()). Two origin writes of one slot's data must never be in
+ * flight at once (they land in any order), so a chunk is not pinned while
+ * another stage has a chunk of its slot pinned. The batch's own pin on the
+ * buddy is no other's: its ascending scan staged the buddy just before p
+ * (snaps[n - 1]), or first when it wrapped round (snaps[0]). Without
+ * c->pinned (a caller with no concurrent writers) nothing is pinned.
+ * Called under p's slot lock.
+ */
+static bool pin_chunk(struct fr_cache *c, fr_pchunk_t p,
+		      const struct fr_wb_snap *snaps, u32 n)
+{
+	u64 b = from_pchunk(buddy(p));
+
+	if (!c->pinned)
+		return true;
+	if (test_bit(from_pchunk(p), c->pinned))
+		return false;
+	if (test_bit(b, c->pinned) &&
+	    !(n && (from_pchunk(snaps[n - 1].pchunk) == b ||
+		    from_pchunk(snaps[0].pchunk) == b)))
+		return false;
+	set_bit(from_pchunk(p), c->pinned);
+	return true;
+}
+
+/* Once no origin write of p's data is in flight any more. */
+static void unpin_chunk(struct fr_cache *c, fr_pchunk_t p)
+{
+	if (c->pinned)
+		clear_bit(from_pchunk(p), c->pinned);
+}
+
+/* Unpin the n chunks staged, each under its slot's lock. */
+static void unpin_batch(struct fr_cache *c, const struct fr_wb_snap *snaps,
+			u32 n, const struct fr_wb_ops *ops, void *ctx)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
+
+		ops->lock(ctx, slot);
+		unpin_chunk(c, snaps[i].pchunk);
+		ops->unlock(ctx, slot);
+	}
+}
+
 /* What stage_chunk() did with a dirty chunk. */
 enum stage_result {
 	STAGED,			/* its held sectors are staged, as snaps[n] */
 	STAGE_CLEAN,		/* no longer dirty: nothing to stage */
 	STAGE_ENDS_BATCH,	/* the batch must end before it (see below) */
 	STAGE_UNREADABLE,	/* its PM data cannot be read: it stays dirty */
-	STAGE_BUSY,		/* another origin write of its slot is in flight */
+	STAGE_BUSY,		/* another stage has its slot pinned */
 	STAGE_FAILED,		/* the stage op failed: *error */
 };
 
-/* Stage dirty chunk p's held sectors as snaps[n]. */
+/* Pin dirty chunk p and stage its held sectors as snaps[n]. */
 static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 				     struct fr_wb_snap *snaps, u32 n,
 				     const struct fr_wb_ops *ops, void *ctx,
@@ -72,6 +124,8 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			ops->skip(ctx, p);
 		return STAGE_UNREADABLE;
 	}
+	if (!FR_STEP(pin_chunk, c, p, snaps, n))
+		return STAGE_BUSY;
 	first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
 	mask = tag_sectors(c, p) &
 	       fr_chunk_mask(g, to_ochunk(fr_commit_key(commit)));
@@ -79,11 +133,11 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		r = ops->stage(ctx, first + pos,
 			       data + ((size_t)pos << FR_SECTOR_SHIFT),
 			       end - pos);
-		if (r == -EHWPOISON)
-			return STAGE_UNREADABLE;
-		if (r == -EBUSY)
-			return STAGE_BUSY;
 		if (r) {
+			/* Nothing of p is sent: the stage dropped its runs. */
+			unpin_chunk(c, p);
+			if (r == -EHWPOISON)
+				return STAGE_UNREADABLE;
 			*error = r;
 			return STAGE_FAILED;
 		}
@@ -106,7 +160,10 @@ static bool clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
 	return true;
 }
 
-/* Step 4: under each slot's lock, clear dirty where nothing changed. */
+/*
+ * Step 4: under each slot's lock, clear dirty where nothing changed, and
+ * unpin (the origin writes are done).
+ */
 static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
 		    const struct fr_wb_ops *ops, void *ctx)
 {
@@ -118,6 +175,7 @@ static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
 
 		ops->lock(ctx, slot);
 		cleaned += FR_STEP(clear_dirty, c, &snaps[i]);
+		unpin_chunk(c, snaps[i].pchunk);
 		ops->unlock(ctx, slot);
 	}
 	fr_pm_fence();
@@ -126,7 +184,8 @@ static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
 
 /*
  * Steps 2 and 3, then 4: the origin must hold the data durably before PM
- * may forget it.
+ * may forget it. Submit waits for every origin write, failed or not, so on
+ * an error the chunks are unpinned and stay dirty.
  */
 static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 		     u32 n, const struct fr_wb_ops *ops, void *ctx)
@@ -135,8 +194,10 @@ static int wb_finish(struct fr_cache *c, const struct fr_wb_snap *snaps,
 
 	if (!r)
 		r = ops->flush(ctx);
-	if (r)
+	if (r) {
+		unpin_batch(c, snaps, n, ops, ctx);
 		return r;
+	}
 	return FR_STEP(wb_clear, c, snaps, n, ops, ctx);
 }
 
@@ -183,6 +244,10 @@ static int batch_failed(struct fr_cache *c, const struct fr_wb_snap *snaps,
 			u32 n, const struct fr_wb_ops *ops, void *ctx,
 			int error)
 {
+	/* What send started reads PM until it is done. */
+	if (n && ops->wait)
+		ops->wait(ctx);
+	unpin_batch(c, snaps, n, ops, ctx);
 	return error;
 }
 

@@ -95,6 +95,8 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_WALK_DROPS_PARTIAL] = "WALK_DROPS_PARTIAL",
 	[FR_MUT_FAILED_STAGE_CLEARS] = "FAILED_STAGE_CLEARS",
 	[FR_MUT_FILL_INTO_PINNED] = "FILL_INTO_PINNED",
+	[FR_MUT_PIN_ANY_OWN] = "PIN_ANY_OWN",
+	[FR_MUT_PIN_IGNORES_BUDDY] = "PIN_IGNORES_BUDDY",
 };
 
 static void usage(void)
@@ -114,11 +116,13 @@ static void usage(void)
 		"  --deep MASK        configurations searched to --depth, others to 1 (default 1)\n"
 		"  --mutant N|all     run deliberately broken variants (crashsim-mut only)\n"
 		"  --print N          print the first N violations (default 3)\n"
-		"  --wb-race          ignore the in-flight marks: victim writes and batches\n"
-		"                     write a slot's data to the origin while the other\n"
-		"                     has it in flight (expected to fail)\n"
-		"  --copy-stage       writeback copies what it stages and pins nothing\n"
-		"                     (a caller without c->pinned: target 1.8, userspace)\n"
+		"  --wb-race          the core's stages ignore each other's pins on a\n"
+		"                     buddy: victim writes and batches write a slot's data\n"
+		"                     to the origin while the other has it in flight (the\n"
+		"                     mutant PIN_IGNORES_BUDDY, crashsim-mut only; expected\n"
+		"                     to fail)\n"
+		"  --copy-stage       writeback copies what it stages, so writes may store\n"
+		"                     into a pinned chunk (c->stage_copies: target 1.8)\n"
 		"  -v                 per-phase statistics (-vv: every op)\n");
 	exit(16);
 }
@@ -230,10 +234,12 @@ int main(int argc, char **argv)
 	S.gp.seed = seed;
 	S.rgp.seed = seed ^ 0x5eed;
 
-	if (mutant >= 0 && !crashsim_core_mutable) {
+	if ((mutant >= 0 || S.wb_race) && !crashsim_core_mutable) {
 		fprintf(stderr, "crashsim: this core has no broken variants; use crashsim-mut\n");
 		return 16;
 	}
+	if (mutant >= 0 && S.wb_race)
+		usage();
 	if (mutant >= 0) {
 		/*
 		 * Every broken variant must be caught: a short exhaustive run
@@ -252,7 +258,7 @@ int main(int argc, char **argv)
 			/*
 			 * Pins keep a staged chunk from being reused before its
 			 * clear, so the seq a clear compares matters only to a
-			 * stage that copies (a caller without c->pinned).
+			 * stage that copies (c->stage_copies).
 			 */
 			S.copy_stage = m == FR_MUT_CLEAR_IGNORES_SEQ;
 			reset_counters();
@@ -283,6 +289,8 @@ int main(int argc, char **argv)
 		return survived ? 1 : 0;
 	}
 
+	if (S.wb_race)
+		fr_mutation = FR_MUT_PIN_IGNORES_BUDDY;
 	reset_counters();
 	printf("crashsim: seed %llu (rerun with --seed %llu%s)\n",
 	       (unsigned long long)seed, (unsigned long long)seed,

@@ -27,11 +27,11 @@
 #include "simorigin.h"
 
 #define SECT 512
-#define MAX_INJ 3
+#define MAX_INJ 5
 /* An injected op whose nr is this is a fill of key .sector (a read miss). */
 #define INJ_FILL_NR	UINT32_MAX
 #define LOG_MAX 256
-#define LOG_LEN 72
+#define LOG_LEN 96
 
 enum op_type {
 	OP_WRITE,
@@ -73,6 +73,7 @@ struct op {
 	u8 both_dirty;		/* OP_WB: fr_writeback_both_dirty() */
 	u64 key;		/* OP_FILL */
 	u64 crash_sel;		/* OP_CRASH: which crash point, which state */
+	/* nr 0: a batch (INJ_VICTIM), from PM chunk sector if nonzero */
 	struct { u64 sector; u32 nr; } inj[MAX_INJ];
 };
 

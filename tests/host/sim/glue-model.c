@@ -7,9 +7,9 @@
  * Writes retry on FR_WRITE_NEED_CLEAN after writing the victim back alone
  * (fr_writeback_chunk), or a multi-chunk write its victims' range of slots
  * (fr_writeback_range), beside a writeback batch between its stage and
- * flush unless the batch has the victim's slot in flight (the kernel's
- * pins: then they wait for the batch); a victim's own window can hold
- * writes and batches (INJ_VICTIM), which skip its slots; fills read a miss
+ * flush unless the batch has the victim's slot pinned (the core's pin rule:
+ * then they wait for the batch); a victim's own window can hold writes and
+ * batches (INJ_VICTIM), which skip its slots; fills read a miss
  * from the origin; discards drop PM's copies and go on to the origin;
  * writeback goes through struct fr_wb_ops on the simulated origin, with
  * writes injected after the stage, between stages and after the submit, and
@@ -32,8 +32,8 @@
  * (fr-stage.c): the origin write reads PM when it is submitted, after the
  * writes injected after the stage, so a chunk reused while in flight sends
  * its new data to the old key's sectors (wb_submit checks). With
- * --copy-stage it copies the data into buf and pins nothing, as a caller
- * without c->pinned (target 1.8, userspace) does.
+ * --copy-stage it copies the data into buf, and writes may store into the
+ * chunks the core pinned (c->stage_copies), as target 1.8 did.
  */
 struct wbctx {
 	struct { u64 sector; u32 nr; const u8 *src; } st[1024];
@@ -57,15 +57,12 @@ static struct wbctx wb_batch, wb_victim;
 static struct fr_wb_snap *wb_snaps, *victim_snaps;
 
 /*
- * Per slot, whose origin write of the slot's data is in flight, from its
- * first stage until its flush and clear: the owner of the kernel's pins
- * (fr-stage.c). A batch skips a slot a victim has pinned; a victim meeting
- * a batch's pin waits for the batch. --wb-race ignores them (and must
- * fail). The chunk each stage reads is pinned meanwhile (S.c.pinned, as the
- * kernel pins it): the core stores into no pinned chunk.
+ * The core pins what a stage takes (S.c.pinned) until the stage's origin
+ * writes are done: a batch skips a slot a victim has pinned; a victim
+ * meeting a batch's pin gets -EBUSY and its write waits for the batch.
+ * crashsim-mut --wb-race runs a core whose stages ignore each other's pins
+ * (and must fail).
  */
-enum { PIN_NONE, PIN_BATCH, PIN_VICTIM };
-static u8 *pin_owner;
 static bool in_victim;		/* a victim's writeback is between stage and clear */
 
 static void exec_write(u64 sector, u32 nr, const struct op *vinj);
@@ -177,38 +174,19 @@ static void wb_unlock(void *ctx, fr_slot_t slot)
 	}
 }
 
-/* A chunk's first stage call: pin it (its slot's owner), or refuse (-EBUSY). */
-static int wb_pin(struct wbctx *w, const u8 *src)
+/* A chunk's first stage call: count it (FAIL_STAGE_LATE fails the second). */
+static void wb_count_chunk(struct wbctx *w, const u8 *src)
 {
 	u64 chunk = (u64)(src - S.pm_view - S.c.geo.data_offset) /
 		    ((u64)S.c.geo.chunk_sectors * SECT);
-	u8 mine = w == &wb_batch ? PIN_BATCH : PIN_VICTIM;
-	u64 slot = chunk >> 1;
 
 	if (chunk == w->chunk)
-		return 0;
-	if (pin_owner[slot] && pin_owner[slot] != mine && !S.wb_race)
-		return -EBUSY;
+		return;
 	w->chunk = chunk;
 	w->nchunks++;
-	if (!pin_owner[slot])
-		pin_owner[slot] = mine;
-	if (!S.copy_stage)
-		set_bit(chunk, S.c.pinned);
-	return 0;
-}
-
-static void wb_unpin(u8 who)
-{
-	u64 s;
-
-	for (s = 0; s < S.c.geo.nr_slots; s++) {
-		if (pin_owner[s] != who)
-			continue;
-		pin_owner[s] = PIN_NONE;
-		clear_bit(2 * s, S.c.pinned);
-		clear_bit(2 * s + 1, S.c.pinned);
-	}
+	if (!S.c.pinned || !test_bit(chunk, S.c.pinned))
+		violation("chunk %llu staged, not pinned",
+			  (unsigned long long)chunk);
 }
 
 /* Between operations no origin write is in flight: nothing is pinned. */
@@ -226,9 +204,8 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	struct wbctx *w = vctx;
 	const u8 *src = pm_src;
 
-	if (src >= S.pm_view && src < S.pm_view + S.pm_bytes &&
-	    wb_pin(w, src))
-		return -EBUSY;
+	if (src >= S.pm_view && src < S.pm_view + S.pm_bytes)
+		wb_count_chunk(w, src);
 
 	if (S.fail == FAIL_STAGE && w == &wb_batch && !S.fail_done) {
 		S.fail_done = true;
@@ -275,7 +252,7 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 	return 0;
 }
 
-static void nested_batch(void);
+static void nested_batch(u64 from);
 static void exec_fill(u64 key);
 
 static void run_injected(struct wbctx *w, u8 at)
@@ -290,7 +267,7 @@ static void run_injected(struct wbctx *w, u8 at)
 	w->inj_done = true;
 	for (i = 0; i < w->inj->ninj; i++) {
 		if (!w->inj->inj[i].nr)
-			nested_batch();		/* INJ_VICTIM only */
+			nested_batch(w->inj->inj[i].sector); /* INJ_VICTIM */
 		else if (w->inj->inj[i].nr == INJ_FILL_NR)
 			exec_fill(w->inj->inj[i].sector);
 		else
@@ -384,10 +361,17 @@ static void wb_send(void *vctx)
 	(void)vctx;
 }
 
+/* Nothing was sent before submit: nothing to wait for. */
+static void wb_wait(void *vctx)
+{
+	(void)vctx;
+}
+
 static const struct fr_wb_ops wb_ops = {
 	.lock = wb_lock,
 	.unlock = wb_unlock,
 	.send = wb_send,
+	.wait = wb_wait,
 	.stage = wb_stage,
 	.submit = wb_submit,
 	.flush = wb_flush,
@@ -464,8 +448,8 @@ static void classify_write(u64 sector, u32 nr)
  * victim's window. Cleaning then could let the batch submit stale data it
  * staged after the newer copy was cleaned and displaced, so, as the kernel's
  * writers do (fr_writeback_victim: -EBUSY), they wait for the batch (here:
- * they run when fr_writeback() returns). --wb-race ignores the pins to show
- * what goes wrong without them.
+ * they run when fr_writeback() returns). crashsim-mut --wb-race runs a core
+ * that ignores the pins on a buddy, to show what goes wrong without them.
  */
 static struct { u32 id; u64 sector; u32 nr; } deferred[MAX_INJ];
 static u32 ndeferred;
@@ -487,7 +471,6 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
 	in_victim = false;
 	wb_victim.inj = NULL;
 	wb_victim.nst = wb_victim.used = 0;
-	wb_unpin(PIN_VICTIM);
 	return r;
 }
 
@@ -515,7 +498,6 @@ static int victim_range(fr_pchunk_t victim, u64 last, const struct op *vinj)
 		vinj = NULL;		/* its window held them */
 	wb_victim.inj = NULL;
 	wb_victim.nst = wb_victim.used = 0;
-	wb_unpin(PIN_VICTIM);
 	if (r < 0 || !test_bit(from_pchunk(victim), S.c.dirty_bits))
 		return r < 0 ? r : 0;
 	return victim_writeback(victim, vinj);
@@ -795,7 +777,6 @@ static void exec_wb(const struct op *op)
 	in_batch = false;
 	wb_batch.inj = NULL;
 	wb_batch.nst = wb_batch.used = 0;
-	wb_unpin(PIN_BATCH);
 	if (S.fail_done && S.fail == FAIL_STAGE_POISON) {
 		/* that chunk skipped and left dirty; the rest as usual */
 		S.fig3[F_ERRORS]++;
@@ -834,9 +815,10 @@ static void exec_wb(const struct op *op)
 
 /*
  * The worker's batch of every dirty chunk, run inside a victim's window
- * (INJ_VICTIM): it must skip the victim's slot.
+ * (INJ_VICTIM), from its cursor or from PM chunk from: it must skip the
+ * victim's slot.
  */
-static void nested_batch(void)
+static void nested_batch(u64 from)
 {
 	int r;
 
@@ -848,11 +830,12 @@ static void nested_batch(void)
 	wb_batch.chunk = UINT64_MAX;
 	wb_batch.nchunks = 0;
 	in_batch = true;
+	if (from)
+		S.cursor = from;
 	r = fr_writeback(&S.c, &S.cursor, (u32)S.c.geo.nr_chunks, wb_snaps,
 			 &wb_ops, &wb_batch);
 	in_batch = false;
 	wb_batch.nst = wb_batch.used = 0;
-	wb_unpin(PIN_BATCH);
 	if (r < 0)
 		violation("a batch inside a victim's window failed: %d", r);
 	else
@@ -884,6 +867,7 @@ static void exec_recover(void)
 	S.exclusive = true;
 	r = fr_cache_attach(&S.c, S.pm_view, S.pm_bytes, S.vb, S.db, &why);
 	S.c.pinned = S.pinned;
+	S.c.stage_copies = S.copy_stage;
 	if (!r)
 		r = fr_recover(&S.c, FR_RECOVER_APPLY, S.groups,
 			       ARRAY_LEN(S.groups), &rep, &why);
@@ -933,6 +917,9 @@ static void describe_op(const struct op *op, char *b, size_t len)
 			     snprintf(b + o, len - o, " write %llu+%u",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr) :
+			     op->inj[i].sector ?
+			     snprintf(b + o, len - o, " batch from %llu",
+				      (unsigned long long)op->inj[i].sector) :
 			     snprintf(b + o, len - o, " batch");
 		if (op->ninj && o < len)
 			o += snprintf(b + o, len - o, "}");
@@ -1127,7 +1114,6 @@ void run_op(const struct op *op)
 	wb_victim.inj = NULL;
 	in_batch = false;
 	in_victim = false;
-	memset(pin_owner, 0, S.c.geo.nr_slots);	/* DRAM: gone with the crash */
 	memset(S.pinned, 0, S.nlongs * sizeof(long));
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");
@@ -1173,7 +1159,6 @@ void world_free(void)
 	free(wb_victim.buf);
 	free(wb_snaps);
 	free(victim_snaps);
-	free(pin_owner);
 	free(S.pinned);
 	free(payload_buf);
 	S.cfg = NULL;
@@ -1262,13 +1247,13 @@ void world_setup(const struct cfg *cfg)
 	S.tags_ref = xmalloc(S.tags_bytes);
 	S.pinned = xcalloc(S.nlongs, sizeof(long));
 	S.c.pinned = S.pinned;
+	S.c.stage_copies = S.copy_stage;
 	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
 	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
 	wb_victim.cap_sectors = VICTIM_CHUNKS * S.c.geo.chunk_sectors;
 	wb_victim.buf = xmalloc((size_t)wb_victim.cap_sectors * SECT);
 	wb_snaps = xcalloc(S.c.geo.nr_chunks + 1, sizeof(*wb_snaps));
 	victim_snaps = xcalloc(VICTIM_CHUNKS, sizeof(*victim_snaps));
-	pin_owner = xcalloc(S.c.geo.nr_slots, 1);
 	in_batch = in_victim = false;
 	ndeferred = 0;
 	payload_buf = xmalloc((size_t)S.c.geo.chunk_sectors * SECT *

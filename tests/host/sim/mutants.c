@@ -26,6 +26,8 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
 static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 			     fr_pchunk_t p, u64 commit);
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
+static bool mut_pin_chunk(struct fr_cache *c, fr_pchunk_t p,
+			  const struct fr_wb_snap *snaps, u32 n);
 static bool mut_batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
 			    u64 end);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
@@ -283,6 +285,25 @@ static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
 {
 	return !MUT(REUSE_PINNED) && plan_pinned(c, p);
+}
+
+/*
+ * PIN_ANY_OWN: a stage that holds any pin takes a pinned buddy for its own,
+ * though another stage (a victim write beside the batch) may have pinned
+ * it: two origin writes of the slot's data in flight at once.
+ * PIN_IGNORES_BUDDY: a pin on the other chunk of the slot is ignored
+ * altogether (a chunk pinned itself is still refused, so no stage clears
+ * another's pin and writes keep out of the chunks in flight).
+ */
+static bool mut_pin_chunk(struct fr_cache *c, fr_pchunk_t p,
+			  const struct fr_wb_snap *snaps, u32 n)
+{
+	if (c->pinned && !test_bit(from_pchunk(p), c->pinned) &&
+	    (MUT(PIN_IGNORES_BUDDY) || (MUT(PIN_ANY_OWN) && n))) {
+		set_bit(from_pchunk(p), c->pinned);
+		return true;
+	}
+	return pin_chunk(c, p, snaps, n);
 }
 
 /*

@@ -73,7 +73,7 @@ static struct op mk_write(u64 sector, u32 nr)
 void build_workload(struct workload *w)
 {
 	const struct fr_geometry *g = &S.c.geo;
-	u64 cs = g->chunk_sectors, R = g->region_chunks, k, K = 0, L = 0, M = 0;
+	u64 cs = g->chunk_sectors, R = g->region_chunks, k, K = 0, L = 0, M = 0, X;
 	u64 lastk = g->origin_chunks - 1;
 	struct op o;
 
@@ -198,17 +198,25 @@ void build_workload(struct workload *w)
 	o.inj[2].nr = (u32)cs;
 	A(o);
 	/*
-	 * A write whose dirty victim is written back alone, with a batch, a
-	 * rewrite of the slot's key K and another batch in the victim's
-	 * window: the batches must skip the victim's slot, or the second
-	 * writes the rewritten copy to the origin before the victim's older
-	 * data lands over it.
+	 * A write whose dirty victim is written back alone, with batches, a
+	 * rewrite of the slot's key K and writes of X, in another slot, in
+	 * the victim's window: the batches must skip the victim's slot, or
+	 * the second writes the rewritten copy to the origin before the
+	 * victim's older data lands over it. Each batch starts at X's slot
+	 * and wraps round to K's, so it has a pin of its own (X's) when it
+	 * meets the victim's.
 	 */
+	for (X = 1; X < g->origin_chunks; X++)
+		if (fr_slot_of(g, to_ochunk(X)) != fr_slot_of(g, to_ochunk(K)))
+			break;
 	o = mk_write(M * cs + cs - 1, 1);
 	o.inj_at = INJ_VICTIM;
-	o.ninj = 3;
-	o.inj[1].sector = K * cs;
-	o.inj[1].nr = (u32)cs;
+	o.ninj = 5;
+	o.inj[0] = (typeof(o.inj[0])){ X * cs, 1 };
+	o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(X)));
+	o.inj[2] = (typeof(o.inj[0])){ K * cs, (u32)cs };
+	o.inj[3] = o.inj[0];
+	o.inj[4] = o.inj[1];
 	A(o);
 	/*
 	 * The same around a write of several chunks, whose victims are

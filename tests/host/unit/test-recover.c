@@ -356,15 +356,16 @@ static void nolock(void *ctx, fr_slot_t s) { (void)ctx; (void)s; }
 static u64 poisoned_sector = ~0ULL;
 
 /* Origin sector whose slot t_stage reports in flight elsewhere (none: ~0). */
-static u64 busy_sector = ~0ULL;
+
+static u64 failing_sector = ~0ULL;
 
 static int t_stage(void *ctx, u64 sector, const void *src, u32 nr)
 {
 	(void)ctx;
 	if (poisoned_sector >= sector && poisoned_sector < sector + nr)
 		return -EHWPOISON;
-	if (busy_sector >= sector && busy_sector < sector + nr)
-		return -EBUSY;
+	if (failing_sector >= sector && failing_sector < sector + nr)
+		return -EIO;
 	memcpy(stage_buf + stage_used * 512, src, nr * 512);
 	staged[nstaged].sector = sector;
 	staged[nstaged].nr = nr;
@@ -472,23 +473,35 @@ TEST(writeback_skips_unreadable_chunk)
 	img_free(&im);
 }
 
+/* The pinned chunks of a cache with c->pinned set, from bit 0 (-1: none). */
+static int first_pin(const struct img *im, unsigned long *pinned)
+{
+	u64 p = find_next_bit(pinned, im->c.geo.nr_chunks, 0);
+
+	return p < im->c.geo.nr_chunks ? (int)p : -1;
+}
+
 /*
  * A write's victim written back alone (fr_writeback_chunk): only that chunk,
  * with one submit and one flush; 0 for a clean one; and a chunk whose slot
- * another writer has in flight (the stage op's -EBUSY) is left dirty, with
- * nothing written, by it and by a batch, which goes on with the rest.
+ * another stage has pinned (the pin rule: an origin write of the slot's data
+ * in flight) is refused with -EBUSY and left dirty, with nothing staged or
+ * written, by it and by a batch, which goes on with the rest. Each unpins
+ * what it pinned, and only that.
  */
 TEST(writeback_chunk_alone_and_busy)
 {
+	unsigned long pinned[1] = { 0 };
 	struct fr_write_result res;
 	struct fr_wb_snap snaps[8];
 	struct fr_hit hit;
 	struct img im;
 	u8 a = 0x11, b = 0x22;
-	u64 cursor = 0;
+	u64 cursor = 0, other;
 	u32 f;
 
 	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	im.c.pinned = pinned;
 	memset(origin_mem, 0, sizeof(origin_mem));
 	nstaged = stage_used = 0;
 	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
@@ -496,20 +509,33 @@ TEST(writeback_chunk_alone_and_busy)
 	CHECK_EQ(fr_count_dirty(&im.c), 2);
 	REQUIRE(fr_lookup(&im.c, to_ochunk(1), &hit));
 
-	/* Busy: refused, nothing staged or written, still dirty. */
-	busy_sector = 8;
+	/* Its buddy pinned by another stage: refused, nothing staged. */
+	other = from_pchunk(hit.pchunk) ^ 1;
+	set_bit(other, pinned);
 	f = flushes;
 	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL),
 		 -EBUSY);
 	CHECK_EQ(flushes, f);
 	CHECK_EQ(nstaged, 0);
 	CHECK(fr_chunk_dirty(&im.c, hit.pchunk));
-	/* A batch skips it and cleans the other. */
+	CHECK_EQ(first_pin(&im, pinned), (int)other);
+	/* Itself pinned by another stage: the same. */
+	clear_bit(other, pinned);
+	set_bit(from_pchunk(hit.pchunk), pinned);
+	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL),
+		 -EBUSY);
+	CHECK_EQ(nstaged, 0);
+	CHECK(fr_chunk_dirty(&im.c, hit.pchunk));
+	clear_bit(from_pchunk(hit.pchunk), pinned);
+	set_bit(other, pinned);
+	/* A batch skips it, cleans the other, and unpins its own only. */
 	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
 	CHECK_EQ(fr_count_dirty(&im.c), 1);
 	CHECK_EQ(origin_mem[0], 0x11);
 	CHECK_EQ(origin_mem[8 * 512], 0);
-	busy_sector = ~0ULL;
+	CHECK_EQ(first_pin(&im, pinned), (int)other);
+	CHECK_EQ(find_next_bit(pinned, 8, other + 1), 8);
+	clear_bit(other, pinned);
 
 	/* Alone: that chunk only, one flush, then clean. */
 	f = flushes;
@@ -517,6 +543,7 @@ TEST(writeback_chunk_alone_and_busy)
 	CHECK_EQ(flushes, f + 1);
 	CHECK_EQ(fr_count_dirty(&im.c), 0);
 	CHECK_EQ(origin_mem[15 * 512 + 511], 0x22);
+	CHECK_EQ(first_pin(&im, pinned), -1);
 	/* Clean already: nothing to do. */
 	CHECK_EQ(fr_writeback_chunk(&im.c, hit.pchunk, snaps, &t_ops, NULL), 0);
 	CHECK_EQ(flushes, f + 1);
@@ -582,13 +609,68 @@ TEST(writeback_sweep_does_not_wrap)
 }
 
 /*
+ * The pin rule's own buddy: a batch may stage both chunks of a slot (keys 0
+ * and 3 share slot 0), next to each other or, when it starts at the second
+ * and wraps, first and last; it unpins both. A batch whose stage fails after
+ * a chunk was staged cleans nothing and leaves nothing pinned.
+ */
+TEST(writeback_pins_own_buddy_and_unpins)
+{
+	unsigned long pinned[1] = { 0 };
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[8];
+	struct img im;
+	u8 a = 0x11, b = 0x22;
+	u64 cursor;
+
+	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	im.c.pinned = pinned;
+	REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(3))) == 0);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	nstaged = stage_used = 0;
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &b, &res));
+	CHECK(fr_chunk_dirty(&im.c, to_pchunk(0)) &&
+	      fr_chunk_dirty(&im.c, to_pchunk(1)));
+	/* From chunk 1, wrapping round to chunk 0: snaps[0] is the buddy. */
+	cursor = 1;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 2);
+	CHECK_EQ(pinned[0], 0UL);
+	CHECK_EQ(origin_mem[0], 0x11);
+	CHECK_EQ(origin_mem[24 * 512], 0x22);
+	/* Rewritten, then from chunk 0: snaps[n - 1] is the buddy. */
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &b, &res));
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &a, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	cursor = 0;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 2);
+	CHECK_EQ(pinned[0], 0UL);
+	CHECK_EQ(origin_mem[0], 0x22);
+	/* The second chunk's stage fails: nothing cleaned, nothing pinned. */
+	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &a, &res));
+	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &b, &res));
+	failing_sector = 24;
+	cursor = 0;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), -EIO);
+	failing_sector = ~0ULL;
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	CHECK_EQ(pinned[0], 0UL);
+	nstaged = stage_used = 0;
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
+/*
  * fr_writeback_range (a multi-chunk write's victims) writes back the dirty
  * chunks of its range only, with one flush: keys 0 and 3 share slot 0,
- * keys 1 and 4 have slots 1 and 2 (of 4). A chunk whose slot is busy is left dirty
- * while the rest of the range goes; a range past the end is cut there.
+ * keys 1 and 4 have slots 1 and 2 (of 4). A chunk whose slot another stage
+ * has pinned is left dirty while the rest of the range goes; a range past
+ * the end is cut there.
  */
 TEST(writeback_range_stays_in_range)
 {
+	unsigned long pinned[1] = { 0 };
 	struct fr_write_result res;
 	struct fr_wb_snap snaps[8];
 	struct img im;
@@ -597,6 +679,7 @@ TEST(writeback_range_stays_in_range)
 	u32 f;
 
 	REQUIRE(!img_format(&im, 8, 2, 0, ORIGIN));
+	im.c.pinned = pinned;
 	nr = im.c.geo.nr_chunks;
 	REQUIRE(nr == 8);
 	REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(1))) == 1 &&
@@ -609,8 +692,8 @@ TEST(writeback_range_stays_in_range)
 	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &d, &res));
 	CHECK_EQ(fr_count_dirty(&im.c), 4);
 
-	/* Slots 1 and 2, key 4's busy: key 1 only, one flush. */
-	busy_sector = 32;
+	/* Slots 1 and 2, key 4's slot pinned elsewhere: key 1 only, one flush. */
+	set_bit(5, pinned);
 	f = flushes;
 	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(2), 4, snaps, &t_ops,
 				    NULL), 1);
@@ -618,7 +701,8 @@ TEST(writeback_range_stays_in_range)
 	CHECK_EQ(fr_count_dirty(&im.c), 3);
 	CHECK_EQ(origin_mem[8 * 512], 0x22);
 	CHECK_EQ(origin_mem[32 * 512], 0);
-	busy_sector = ~0ULL;
+	CHECK_EQ(pinned[0], 1UL << 5);
+	pinned[0] = 0;
 
 	/* Slot 2 on, 8 chunks asked: cut at the end, slot 0 not reached. */
 	CHECK_EQ(fr_writeback_range(&im.c, to_pchunk(4), 8, snaps, &t_ops,
