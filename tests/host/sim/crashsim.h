@@ -95,6 +95,7 @@ struct cfg {
 	u64 origin_sectors;
 	u32 chunk_sectors;
 	u64 seq_base;		/* next_seq after format */
+	u32 bad_chunks;		/* bit i: PM chunk i is bad (struct fr_bad) */
 };
 
 /* Everything an exhaustive search restores between branches. */
@@ -150,6 +151,7 @@ struct sim {
 	struct fr_cache c;
 	unsigned long *vb, *db, *cvb, *cdb;
 	unsigned long *pinned;		/* S.c.pinned: chunks writeback reads */
+	unsigned long *bad;		/* S.c.bad.chunks (cfg->bad_chunks) */
 	u64 nlongs;
 	struct simorigin org;
 	u8 *locked;			/* per slot: who holds its lock */
@@ -227,7 +229,7 @@ struct sim {
 extern struct sim S;
 
 /* The geometries (workloads.c) and what each saw. */
-#define MAX_CFGS 8
+#define MAX_CFGS 12
 struct cfg_stats {
 	u64 states, seq_lo, seq_hi;
 	bool used;

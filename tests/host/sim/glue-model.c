@@ -189,6 +189,28 @@ static void wb_count_chunk(struct wbctx *w, const u8 *src)
 			  (unsigned long long)chunk);
 }
 
+/*
+ * Before a write or a fill plans: in a slot with a bad chunk, a pinned
+ * chunk is dirty. Its one usable chunk cannot be superseded or dropped
+ * while in flight (no second chunk; discards exclude writeback), and the
+ * core unpins as it clears, so the pin check on that chunk (plan_slot_bad)
+ * is never what stops a store: a dirty victim is cleaned first. That is
+ * why a core without that check is no mutant the simulator could catch;
+ * this checks the reason on every state explored.
+ */
+static void check_bad_slot_pins(void)
+{
+	u64 p;
+
+	if (!S.bad)
+		return;
+	for (p = 0; p < S.c.geo.nr_chunks; p++)
+		if (test_bit(p ^ 1, S.bad) && test_bit(p, S.c.pinned) &&
+		    !test_bit(p, S.c.dirty_bits))
+			violation("chunk %llu, the usable one of a slot with a bad chunk, is pinned but not dirty",
+				  (unsigned long long)p);
+}
+
 /* Between operations no origin write is in flight: nothing is pinned. */
 static void check_unpinned(void)
 {
@@ -516,6 +538,7 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 
 		if ((in_batch || in_victim) && ndeferred && !S.wb_race)
 			return false;	/* keep the writes in order */
+		check_bad_slot_pins();
 		lock_range(sector, nr);
 		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
 		unlock_range(sector, nr);
@@ -612,6 +635,8 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 		struct fr_write_result res;
 		struct payload_ctx pc = { id, sector, payload_buf };
 		enum fr_write_outcome out;
+		u64 hits = S.pm.poison_hits;
+		fr_slot_t slot = fr_slot_of(&S.c.geo, fr_chunk_of_sector(&S.c.geo, sector));
 
 		lock_range(sector, nr);
 		out = fr_write(&S.c, sector, nr, payload_write, &pc, &res);
@@ -624,6 +649,15 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 			S.fig3[F_ERRORS]++;
 		} else if (out == FR_WRITE_NEED_CLEAN || out == FR_WRITE_PINNED) {
 			S.ops[id].status = ST_LOST;	/* not attempted */
+		} else if (out == FR_WRITE_DONE && S.pm.poison_hits == hits &&
+			   S.bad && (test_bit(2 * from_slot(slot), S.bad) ||
+				     test_bit(2 * from_slot(slot) + 1, S.bad))) {
+			/*
+			 * A slot with a bad chunk cannot keep the old copy
+			 * beside the new: a clean one is dropped, not read
+			 * (the origin holds its data), and the write goes on.
+			 */
+			ack_write(id);
 		} else {
 			violation("fr_write with an unreadable cached copy: outcome %d, error %d, not failed with -EIO",
 				  out, res.error);
@@ -672,6 +706,7 @@ static void exec_fill(u64 key)
 	if (key >= g->origin_chunks)
 		return;
 	touch_key(key);
+	check_bad_slot_pins();
 	if (fr_lookup(&S.c, to_ochunk(key), &hit)) {
 		S.fig3[F_FILL_SKIPPED]++;	/* a read hit: nothing to fill */
 		return;
@@ -1160,6 +1195,9 @@ void world_free(void)
 	free(wb_snaps);
 	free(victim_snaps);
 	free(S.pinned);
+	free(S.bad);
+	S.bad = NULL;
+	S.c.bad.chunks = NULL;
 	free(payload_buf);
 	S.cfg = NULL;
 }
@@ -1248,6 +1286,16 @@ void world_setup(const struct cfg *cfg)
 	S.pinned = xcalloc(S.nlongs, sizeof(long));
 	S.c.pinned = S.pinned;
 	S.c.stage_copies = S.copy_stage;
+	/*
+	 * Bad PM, as the kernel finds it at load (fr-badpm.c): chunks the
+	 * core never loads or stores, in a slot whose other chunk then takes
+	 * every key (plan_slot_bad) and writeback skips (ops->skip).
+	 */
+	if (cfg->bad_chunks) {
+		S.bad = xcalloc(S.nlongs, sizeof(long));
+		S.bad[0] = cfg->bad_chunks;
+		S.c.bad.chunks = S.bad;
+	}
 	wb_batch.cap_sectors = (u32)(S.c.geo.nr_chunks * S.c.geo.chunk_sectors);
 	wb_batch.buf = xmalloc((size_t)wb_batch.cap_sectors * SECT);
 	wb_victim.cap_sectors = VICTIM_CHUNKS * S.c.geo.chunk_sectors;

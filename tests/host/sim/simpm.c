@@ -303,8 +303,10 @@ int fr_pm_load8(const __le64 *src, u64 *val)
 	u64 off = check_range(pm, src, 8, "load8");
 	__le64 v;
 
-	if (poisoned(pm, off, 8))
+	if (poisoned(pm, off, 8)) {
+		pm->poison_hits++;
 		return -EIO;
+	}
 	memcpy(&v, pm->view + off, 8);
 	*val = le64_to_cpu(v);
 	return 0;
@@ -321,8 +323,10 @@ int fr_pm_read(void *dst, const void *src, size_t len)
 		abort();
 	}
 	off = (u64)(b - pm->view);
-	if (poisoned(pm, off, len))
+	if (poisoned(pm, off, len)) {
+		pm->poison_hits++;
 		return -EIO;
+	}
 	memcpy(dst, b, len);
 	return 0;
 }

@@ -70,6 +70,7 @@ struct simpm {
 	u64 fences, stores;
 	/* Machine-check simulation: loads in [poison_off, +poison_len) fail. */
 	u64 poison_off, poison_len;
+	u64 poison_hits;	/* loads that failed so */
 };
 
 /* The PM the fr_pm_* functions act on. */

@@ -33,27 +33,32 @@ void cfg_seen_seq(void)
 
 const struct cfg cfgs[] = {
 	/* 4 slots, regions of 2, default stride 3; origin 4x, short last chunk */
-	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0 },
+	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0, 0 },
 	/* 8 slots, regions of 4, default stride 5 */
-	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0 },
+	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0, 0 },
 	/* 2 slots, single-chunk regions */
-	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0 },
+	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0, 0 },
 	/* 8 slots, stride = region: regions tile the slots */
-	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0 },
+	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0, 0 },
 	/*
 	 * The other chunk sizes, each with seqs from just below a power of
 	 * two that a truncating or sign-extending bug would trip on: 64
 	 * sectors (a full chunk's mask is all 64 bits), from 2^32; 16 sectors,
 	 * through 2^63; 32 sectors, up to 2^64 - 2^16 + a few hundred.
 	 */
-	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4 },
-	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4 },
-	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16) },
+	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4, 0 },
+	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4, 0 },
+	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16), 0 },
 	/*
 	 * 20 slots: the tags fill recovery's first bulk page (32 tags) and
 	 * part of a second, so both the bulk copy and its short last page run.
 	 */
-	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0 },
+	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0, 0 },
+	/*
+	 * Bad PM: slot 0's second chunk, where every key of the alphabet
+	 * collides, so each write there goes through the one usable chunk.
+	 */
+	{ "p8-r2-bad1", 8, 2, 0, 16 * 8 - 3, 8, 0, 1U << 1 },
 };
 
 _Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
