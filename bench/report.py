@@ -6,7 +6,8 @@
 
 DIR holds runs.jsonl, meta.json, host.json, fio/ and log/.  Writes to --out:
 runs.csv (one line per measured run), summary.json ("ratios": name -> median,
-and "spread": name -> [min, max], among others), results.md and chart.png.
+"ratio_of_medians": name -> the other estimator, and "spread": name -> [min,
+max], among others), results.md and chart.png.
 
 Every ratio is taken between runs of the same repetition (the configurations
 of one repetition ran back to back, interleaved), so a ratio's spread is the
@@ -405,7 +406,7 @@ def paired_ratio(rows, s, kind, a, b, fs="", field="value"):
     (median, min, max None when all were).  None when there is no pair at all."""
     ga = {r["rep"]: r for r in group(rows, s, kind, a, fs)}
     gb = {r["rep"]: r for r in group(rows, s, kind, b, fs)}
-    vals, dropped = [], 0
+    vals, xs, ys, dropped = [], [], [], 0
     for k in sorted(ga):
         if k not in gb:
             continue
@@ -415,13 +416,19 @@ def paired_ratio(rows, s, kind, a, b, fs="", field="value"):
             continue
         if x[field] and y[field]:
             vals.append(x[field] / y[field])
-    return ratio_of(vals, dropped)
+            xs.append(x[field])
+            ys.append(y[field])
+    return ratio_of(vals, dropped,
+                    statistics.median(xs) / statistics.median(ys) if xs else None)
 
 
-def ratio_of(vals, dropped=0):
+def ratio_of(vals, dropped=0, of_medians=None):
+    """(median of vals, min, max, vals, dropped, of_medians): of_medians is
+    the other estimator, the ratio of the two configurations' medians over
+    the same repetitions (None where the ratio is not of two series)."""
     if not vals:
-        return (None, None, None, [], dropped) if dropped else None
-    return (statistics.median(vals), min(vals), max(vals), vals, dropped)
+        return (None, None, None, [], dropped, None) if dropped else None
+    return (statistics.median(vals), min(vals), max(vals), vals, dropped, of_medians)
 
 
 def spread_ok(med_, vals):
@@ -491,6 +498,7 @@ def main():
 
     # ---------------------------------------------------------------- ratios
     ratios, spread, per_rep, notes, dropped, unreported = {}, {}, {}, {}, {}, {}
+    of_medians = {}
 
     def put(name, pr, note=None):
         if pr is None:
@@ -505,6 +513,8 @@ def main():
         ratios[name] = round(pr[0], 4)
         spread[name] = [round(pr[1], 4), round(pr[2], 4)]
         per_rep[name] = [round(v, 4) for v in pr[3]]
+        if len(pr) > 5 and pr[5] is not None:
+            of_medians[name] = round(pr[5], 4)
 
     B = "block"
     put("durable_randwrite_qd1_vs_raw_pm", paired_ratio(perf, B, "qd1_fsync", "fr", "raw"))
@@ -796,6 +806,7 @@ def main():
 
     summary = {
         "ratios": ratios,
+        "ratio_of_medians": of_medians,
         "spread": spread,
         "per_repetition": per_rep,
         "spread_ok": {k: spread_ok(ratios[k], per_rep.get(k, [])) for k in ratios},
@@ -907,14 +918,17 @@ def write_markdown(out, S, fss):
         return "n/a (1 repetition)" if v is None else "yes" if v else "**NO**"
 
     L.append("## Headline ratios (summary.json \"ratios\")\n")
-    L.append("Each ratio is the median of its per-repetition ratios; \"spread ok\" says whether "
+    om = S.get("ratio_of_medians", {})
+    L.append("Each ratio is the median of its per-repetition ratios; \"of medians\" is the other "
+             "estimator, the ratio of the two configurations' medians over the same repetitions "
+             "(\"-\" where the ratio is not of two series); \"spread ok\" says whether "
              f"every repetition lies within +-{SPREAD_TOL} of the median ({SPREAD_TOL * 100:.0f} % of it "
              "above 1). n = repetitions in the ratio; a repetition whose numerator or denominator "
              "run failed verification is dropped. \"ceiling\" is the same ratio with dm-fr "
              "replaced by the best this platform allows (what it is: below the table); a goal "
              "above its ceiling cannot be met here by any target.\n")
-    L.append("| ratio | median | spread (min..max) | n | spread ok | goal | met | ceiling |\n"
-             "|---|---|---|---|---|---|---|---|")
+    L.append("| ratio | median | of medians | spread (min..max) | n | spread ok | goal | met | ceiling |\n"
+             "|---|---|---|---|---|---|---|---|---|")
     C = S["ceilings"]
     for k in GOALS:
         c = C.get(k, {})
@@ -926,10 +940,11 @@ def write_markdown(out, S, fss):
                 ctext += " (goal above it)"
         if k in r:
             met = S["goal_met"].get(k)
-            L.append(f"| {k} | **{fmt(r[k])}** | {fmt(sp[k][0])} .. {fmt(sp[k][1])} | {nrep(k)} | "
+            L.append(f"| {k} | **{fmt(r[k])}** | {fmt(om[k]) if k in om else '-'} | "
+                     f"{fmt(sp[k][0])} .. {fmt(sp[k][1])} | {nrep(k)} | "
                      f"{sok(k)} | {GOALS[k][2]} | {'yes' if met else '**no**'} | {ctext} |")
         elif k in un:
-            L.append(f"| {k} | not reported | - | 0 ({un[k]} dropped) | - | {GOALS[k][2]} | "
+            L.append(f"| {k} | not reported | - | - | 0 ({un[k]} dropped) | - | {GOALS[k][2]} | "
                      f"**unknown**: every repetition failed verification | {ctext} |")
     L.append("")
     bad = [k for k in GOALS if so.get(k) is False]
