@@ -75,6 +75,7 @@ CONFIG_NAMES = {
     "frd0": "dm-fr, writeback_defer 0 (FR's every-period writeback; diagnostic)",
     "frwb0": "dm-fr, writeback_period 0 (watermark writeback only; diagnostic)",
     "dml": "dm-linear over the PM (the floor of any dm target)",
+    "dmlwt": "dm-linear over the PM, write cache \"write through\" (dm-fr's flags: no flush per fsync)",
     "wc": "dm-writecache (pmem, 4 KiB)",
     "origin": "bare origin",
     "origin-max": "bare origin, 1 MiB sequential writes, 8 in flight, no flush (the most it takes)",
@@ -178,6 +179,10 @@ GOALS = {  # name -> (comparison, threshold, text); issues 23, 25 and 26's goals
     "overflow_write_vs_dm_writecache": (">=", 1.2, ">= 1.2"),  # issue 25
     "overflow_p999_vs_dm_writecache": ("<=", 2.0, "<= 2"),  # issue 25
     "overflow_written_vs_pm": (">=", 4.0, ">= 4"),  # issue 25: sustained
+    # issue 45: the durable-write floors like for like
+    "durable_randwrite_qd1_vs_dm_linear_wt": (">=", 0.98, ">= 0.98"),
+    "durable_randwrite_2j_vs_dm_linear_wt": (">=", 0.98, ">= 0.98"),
+    "odirect_randwrite_vs_dm_linear": (">=", 0.97, ">= 0.97"),
     "forced_writeback_fraction": ("<=", 0.001, "<= 0.001"),
     "dram_bytes_per_gib_pm_vs_dm_writecache": ("<=", 0.04, "<= 0.04"),  # issue 25
     "load_time_vs_dm_writecache": ("<=", 0.4, "<= 0.4"),  # issue 26
@@ -558,9 +563,16 @@ def main():
     # dm-linear over the PM: the floor any dm target pays over raw PM, and
     # dm-fr against that floor.
     for kind, name in (("qd1_fsync", "durable_randwrite_qd1"), ("2j_fsync", "durable_randwrite_2j"),
+                       ("odirect", "odirect_randwrite"),
                        ("randread", "cached_randread"), ("readmostly_warm", "readmostly_warm")):
         put(f"{name}_dm_linear_vs_raw_pm", paired_ratio(perf, B, kind, "dml", "raw"))
         put(f"{name}_vs_dm_linear", paired_ratio(perf, B, kind, "fr", "dml"))
+    # Like for like (issue 45): dm-linear with dm-fr's device flags (write
+    # through), so neither sends a flush per fsync through device-mapper.
+    for kind, name in (("qd1_fsync", "durable_randwrite_qd1"), ("2j_fsync", "durable_randwrite_2j"),
+                       ("odirect", "odirect_randwrite")):
+        put(f"{name}_dm_linear_wt_vs_raw_pm", paired_ratio(perf, B, kind, "dmlwt", "raw"))
+        put(f"{name}_vs_dm_linear_wt", paired_ratio(perf, B, kind, "fr", "dmlwt"))
     # Reference ratios (dm-writecache and the diagnostics).
     for kind in ("qd1_fsync", "2j_fsync", "odirect", "randread", "readmostly"):
         put(f"ref_{kind}_dm_writecache_vs_raw_pm", paired_ratio(perf, B, kind, "wc", "raw"))
@@ -758,7 +770,7 @@ def main():
 
     tables = {}
     for kind, _, _ in BLOCK_WORKLOADS:
-        tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "dml", "fr", "frd0", "wc", "origin",
+        tables[f"block/{kind}"] = cfg_table("block", kind, ["raw", "dml", "dmlwt", "fr", "frd0", "wc", "origin",
                                                                "origin-max"])
     for fs in fss:
         for job, _, _ in FS_JOBS:
@@ -779,7 +791,7 @@ def main():
         f["devs"].add(r["queue_dev"].rstrip("0123456789") + "N" if r["queue_dev"].startswith("dm-")
                       else r["queue_dev"])
         f["where"].add(r["set"] if r["set"] == "block" else f'fs {r["fs"]}')
-    cfg_order = ["raw", "pmfs", "dax", "dml", "fr", "frd0", "frwb0", "wc", "origin", "origin-max"]
+    cfg_order = ["raw", "pmfs", "dax", "dml", "dmlwt", "fr", "frd0", "frwb0", "wc", "origin", "origin-max"]
     flag_rows = sorted(flags.values(), key=lambda f: (cfg_order.index(f["config"])
                                                       if f["config"] in cfg_order else 99,
                                                       f["config"], sorted(f["where"])))

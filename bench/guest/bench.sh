@@ -16,6 +16,9 @@
 #   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS; fr-jN, writeback_jobs N, also
 #   for the overflow runs through BENCH_OVERFLOW_CONFIGS)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
+#   dmlwt   the same with queue/write_cache "write through", as dm-fr reports
+#           it: an fsync then sends no flush through device-mapper, so the
+#           durable-write floor is like for like (issue 45)
 #   wc      dm-writecache, pmem mode, 4 KiB blocks, same PM and origin
 #   origin  the bare origin
 #   pmfs    (file systems) the file system on /dev/pmem0, no DAX: the limit
@@ -210,11 +213,15 @@ mkcfg() {
 	case $cfg in
 	raw|pmfs|dax) DEV=$pm ;;
 	origin|origin-max) DEV=$orig ;;
-	dml)
+	dml|dmlwt)
 		DMNAME=bdml
 		$DMS create bdml --table "0 $(blockdev --getsz "$pm") linear $pm 0" || return 1
 		DEV=$(dmdev bdml)
 		apply_udev_hints "$DEV"
+		if [ "$cfg" = dmlwt ]; then
+			echo "write through" > "/sys/block/${DEV##*/}/queue/write_cache" ||
+				die "cannot set ${DEV##*/} write through"
+		fi
 		;;
 	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*)
 		local opts=(fresh "$@")
@@ -418,9 +425,9 @@ blk_run() {
 
 # Block workloads: NAME JOBFILE CONFIGS...
 BLOCK_SPECS=(
-	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc dml}"
-	"2j_fsync randwrite-fsync-2j raw fr wc dml"
-	"odirect randwrite-odirect raw fr wc"
+	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc dml dmlwt}"
+	"2j_fsync randwrite-fsync-2j raw fr wc dml dmlwt"
+	"odirect randwrite-odirect raw fr wc dml dmlwt"
 	"randread randread-cached raw fr wc dml"
 	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw dml fr wc origin}"
 	"seqread seqread-cold ${BENCH_SEQ_CONFIGS:-raw fr wc origin}"
