@@ -320,6 +320,7 @@ def read_runs(raw):
         kind = r.get("workload") or r.get("job")
         row = {"set": s, "fs": r.get("fs", ""), "workload": kind, "config": r.get("config"),
                "rep": int(r.get("rep", 0)), "verify": r.get("verify", ""),
+               "split_read": r.get("split_read"),
                "value": None, "p50_us": None, "p99_us": None, "p999_us": None,
                "sync_p50_us": None, "sync_p99_us": None, "sync_p999_us": None,
                "forced_writebacks": None, "fr_writes": None, "forced_per_write": None,
@@ -810,6 +811,14 @@ def main():
                      f'{r.get("config")} rep {r.get("rep")}: {r.get("verify")}' for r in perf + loads + sweeps
                      if r.get("verify") != "ok"})
 
+    # The multi-block read check (bench.sh: "split"): per configuration, how
+    # many runs' 128 KiB reads back returned the data the 4 KiB check did.
+    split_reads = {}
+    for r in perf:
+        if r.get("split_read"):
+            e = split_reads.setdefault(f'{r["workload"]}/{r["config"]}', {"ok": 0, "failed": 0})
+            e["ok" if r["split_read"] == "ok" else "failed"] += 1
+
     def goal_met(name):
         if name not in GOALS or name not in ratios:
             return None
@@ -834,6 +843,7 @@ def main():
         "all_verified": all_verified,
         "fr_verified": fr_verified,
         "verification_failures": failed,
+        "split_reads": split_reads,
         "meta": {**meta, **host},
         "tables": tables,
         "device_flags": flag_rows,
@@ -1126,6 +1136,16 @@ def write_markdown(out, S, fss):
         for k, v in cp.get("instructions_per_op", {}).items():
             L.append(f"| {k} | {v} |")
     L.append("\n## Verification\n")
+    sr = S.get("split_reads", {})
+    if sr:
+        L.append("The read-mostly region is verified by 4 KiB reads (the size the mix reads and "
+                 "writes), which decide the run; then read back again by 128 KiB reads, over cached "
+                 "and uncached blocks, a correctness result of its own (docs/vs-dm-writecache.md, "
+                 "peers/mixed-span-read):\n")
+        L.append("| workload/configuration | 128 KiB reads right | wrong |\n|---|---|---|")
+        for k, v in sorted(sr.items()):
+            L.append(f"| {k} | {v['ok']} | {'**' + str(v['failed']) + '**' if v['failed'] else 0} |")
+        L.append("")
     if S["all_verified"]:
         L.append("Every run passed its checks.")
     else:

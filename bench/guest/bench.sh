@@ -413,11 +413,24 @@ blk_run() {
 		grep -q '^SPLIT-READ MISMATCH' "$OUT/log/$id-baddump.txt" &&
 			why="$why (a multi-block read returned other data than the same blocks read one by one)"
 	fi
+	# The multi-block read check, on its own: its result is a correctness
+	# row of its own (split_read), the run's verification is "check"'s.
+	local split=
+	if grep -q '^\[split\]' "$job"; then
+		split=ok
+		timeout $FIO_TIMEOUT fio --section=split "$job" --output-format=json \
+			--output="$OUT/fio/$id-split.json" > "$OUT/log/$id-split.stderr" 2>&1 || split=FAIL
+		if grep -Eqi 'verify:|bad magic|bad header|crc32c.*(wanted|got)' "$OUT/log/$id-split.stderr"; then
+			split=FAIL
+			bad_dump "$OUT/log/$id-split.stderr" "$DEV" > "$OUT/log/$id-split-baddump.txt" 2>&1
+		fi
+		lap split
+	fi
 	rmcfg
 	lap remove
 	rec set block workload "$wl" config "$cfg" rep "$rep" fio "fio/$id.json" \
 		status_before "$s0" status_after "$s1" wall_ns $((t1 - t0)) runtime "$BENCH_RUNTIME" \
-		origin_before "$o0" origin_after "$o1" \
+		origin_before "$o0" origin_after "$o1" ${split:+split_read "$split"} \
 		verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
 	log "$wl $cfg rep $rep: $(sed -n '/^{/,$p' "$OUT/fio/$id.json" |
 		jq -r '[.jobs[0].write.iops, .jobs[0].read.iops] | map(floor) | join(" w/r ")' 2>/dev/null) IOPS, verify $verify${why:+:$why};$STEPS"
