@@ -54,10 +54,16 @@ struct cost {
 	u64 lines;		/* distinct 64-byte PM lines stored to */
 	u64 line_writes;	/* distinct lines per fence epoch, summed */
 	u64 bytes;		/* bytes stored (fr_pm_copy + fr_pm_store8) */
+	/* DRAM, through the shim's fr_user_rmw() (FR_USER_RMW_HOOK): */
+	u64 rmw;		/* atomic read-modify-writes */
+	u64 global_lines;	/* distinct lines of struct fr_cache they write:
+				 * every writer of every slot writes them */
+	u64 bitmap_lines;	/* distinct bitmap lines: 512 chunks' each */
 };
-#define COST_FIELDS 5
+#define COST_FIELDS 8
 static const char *const cost_names[COST_FIELDS] = {
-	"fences", "store8", "lines", "line_writes", "bytes",
+	"fences", "store8", "lines", "line_writes", "bytes", "rmw",
+	"global_lines", "bitmap_lines",
 };
 
 enum kind { K_WRITE_MISS, K_WRITE_HIT, K_READ_HIT, K_WRITEBACK, K_RECOVER,
@@ -82,7 +88,8 @@ struct lineset {
 	u32 gen[SET_SIZE];
 	u32 cur, used;
 };
-static struct lineset op_lines, epoch_lines;
+static struct lineset op_lines, epoch_lines, dram_lines;
+static const struct fr_cache *prof_cache;	/* whose struct is "global" */
 
 static void set_clear(struct lineset *s) { s->cur++; s->used = 0; }
 
@@ -133,6 +140,28 @@ void fr_pm_copy(void *dst, const void *src, size_t len)
 	memcpy(dst, src, len);
 }
 
+/*
+ * An atomic RMW of DRAM (the shim's hook): the line it writes is taken from
+ * every other CPU that holds it. A line of struct fr_cache itself (next_seq,
+ * nr_valid, nr_dirty) is written by every writer of every slot; a bitmap's
+ * line by the writers of its 512 chunks.
+ */
+void fr_user_rmw(const volatile void *addr)
+{
+	uintptr_t a = (uintptr_t)addr & ~(uintptr_t)63;
+
+	if (!in_op)
+		return;
+	cur[5]++;
+	if (!set_add(&dram_lines, a))
+		return;
+	if (prof_cache && (uintptr_t)addr >= (uintptr_t)prof_cache &&
+	    (uintptr_t)addr < (uintptr_t)(prof_cache + 1))
+		cur[6]++;
+	else
+		cur[7]++;
+}
+
 void fr_pm_fence(void)
 {
 	cur[0] += in_op;
@@ -145,6 +174,7 @@ static void op_begin(void)
 	memset(cur, 0, sizeof(cur));
 	set_clear(&op_lines);
 	set_clear(&epoch_lines);
+	set_clear(&dram_lines);
 	in_op = 1;
 }
 
@@ -245,6 +275,30 @@ static int check_costs(void)
 		       "\"Steps and persist points\"): if the change is meant, "
 		       "update that, bench/tools/coreprof.c's table and "
 		       "bench/results/costs.md (bench/tools/costs.sh)\n", x->why);
+	}
+	/*
+	 * DRAM lines a write takes from other CPUs: one every writer of every
+	 * slot writes (next_seq with nr_valid and nr_dirty beside it), and one
+	 * line each of the valid and dirty bitmaps (shared by 512 chunks).
+	 */
+	for (int k = K_WRITE_MISS; k <= K_WRITE_HIT; k++) {
+		const struct tally *t = &tallies[k];
+
+		if (t->ops && t->min[6] == 1 && t->max[6] == 1 &&
+		    t->min[7] <= 2 && t->max[7] <= 2) {
+			printf("PASS costs: %s: 1 DRAM line shared by every writer "
+			       "(next_seq, nr_valid, nr_dirty), <= 2 bitmap lines, "
+			       "%.2f atomic RMWs per op\n", kind_names[k],
+			       (double)t->sum[5] / (double)t->ops);
+			continue;
+		}
+		failed++;
+		printf("FAIL costs: %s: %llu..%llu DRAM lines every writer writes "
+		       "(documented 1: next_seq, nr_valid and nr_dirty share one), "
+		       "%llu..%llu bitmap lines (documented <= 2); see "
+		       "bench/results/costs.md\n", kind_names[k],
+		       (unsigned long long)t->min[6], (unsigned long long)t->max[6],
+		       (unsigned long long)t->min[7], (unsigned long long)t->max[7]);
 	}
 	/* Writeback: step 4, one commit &= ~D per chunk, one fence per batch. */
 	if (wb->ops && wb->units && wb->min[0] == 1 && wb->max[0] == 1 &&
@@ -429,6 +483,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "format: %s\n", why);
 		return 1;
 	}
+#ifdef COREPROF_COUNT
+	prof_cache = &c;
+#endif
 	range = c.geo.nr_chunks / 2 - c.geo.region_chunks;	/* half the PM */
 	if (n > range)
 		n = range;

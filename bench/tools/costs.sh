@@ -29,7 +29,9 @@ def fr(kind, irkey):
     c = pc[kind]
     return {"fences": c["fences"], "pm_lines": c["lines"],
             "line_writes": c["line_writes"], "tag_stores": c["store8"],
-            "bytes": c["bytes"], "instructions": ir[irkey]}
+            "bytes": c["bytes"], "instructions": ir[irkey],
+            "dram_rmw": c.get("rmw"), "dram_lines_every_writer": c.get("global_lines"),
+            "dram_bitmap_lines": c.get("bitmap_lines")}
 
 wb = pc["writeback"]
 dmfr = {
@@ -123,6 +125,31 @@ image of {cp['pm_chunks']} 4 KiB chunks); machine-readable: costs.json.
 | recovery, per chunk (clean image) | {f(rc['fences'])} (none: the scan alone) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {rc['instructions']} |
 | FLUSH / FUA | 0 | 0 | 0 | 0 | (glue only) |
 | raw 4 KiB copy (for scale) | 0 | 64 | 64 | 0 | {raw_ir} |
+
+## DRAM lines a write takes from the other CPUs (bench/tools/coreprof.c)
+
+| operation (4 KiB) | atomic RMWs | lines every writer of every slot writes | bitmap lines (each shared by 512 chunks' writers) |
+|---|---:|---:|---:|
+| write miss | {f(m['dram_rmw'])} | {f(m['dram_lines_every_writer'])} | {f(m['dram_bitmap_lines'])} |
+| write hit | {f(h['dram_rmw'])} | {f(h['dram_lines_every_writer'])} | {f(h['dram_bitmap_lines'])} |
+| read hit | {f(r['dram_rmw'])} | {f(r['dram_lines_every_writer'])} | {f(r['dram_bitmap_lines'])} |
+| writeback, per chunk | {f(w['dram_rmw'])} | {f(w['dram_lines_every_writer'])} | {f(w['dram_bitmap_lines'])} |
+
+Counted through the userspace shim's atomics (`fr_user_rmw()`, built with
+`FR_USER_RMW_HOOK`): each atomic read-modify-write of DRAM writes its line,
+which takes it from every other CPU. A write shares exactly one line with
+every other writer: `next_seq` (the sequence number the protocol orders
+copies by), with `nr_valid` and `nr_dirty` beside it in 24 bytes aligned to
+32 that no line boundary splits; and one line each of the valid and dirty
+bitmaps, shared with the writers of the 511 other chunks in it. A bit is
+changed only by the holder of its slot's lock, so the core tests it first
+and skips the RMW when nothing changes (a write hit's N-flag clear, a
+writeback's valid bit). `make check-host` fails if a write takes more (coreprof
+`--check`). The kernel glue adds, per write: the stripe's mutex (one line
+per 16 consecutive slots), per-CPU statistics (no shared line), and a full
+barrier with a read of the writeback worker's `asleep` flag (a write only
+when it is asleep, once per idle period). Not counted here: the lines dm core
+and the block layer write per bio.
 
 *PM lines written*: distinct 64-byte lines stored to (`fr_pm_copy`,
 `fr_pm_store8`); in the kernel each is a line of `memcpy_flushcache`

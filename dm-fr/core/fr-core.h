@@ -83,9 +83,12 @@ struct fr_cache {
 	/*
 	 * How many bits each has set, kept in step with them (set_commit(),
 	 * recovery) so that status and writeback count without a scan. Beside
-	 * next_seq: the cache line every write touches already.
+	 * next_seq, in 24 bytes aligned to 32 that no line boundary splits:
+	 * the one DRAM line every write takes from the other CPUs
+	 * (bench/results/costs.md).
 	 */
-	atomic64_t nr_valid, nr_dirty;
+	atomic64_t nr_valid __aligned(32);
+	atomic64_t nr_dirty;
 	atomic64_t next_seq;
 	/* PM known to be unreadable (none when NULL): struct fr_bad. */
 	struct fr_bad bad;

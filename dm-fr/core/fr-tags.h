@@ -39,14 +39,22 @@ static inline bool commit_holds(u64 commit, fr_ochunk_t key)
 	return (commit & FR_TAG_VALID) && fr_commit_key(commit) == from_ochunk(key);
 }
 
-/* Set or clear bit i of bits, and count the change in *nr. */
+/*
+ * Set or clear bit i of bits, and count the change in *nr. Only the holder
+ * of chunk i's slot lock changes bit i, so a plain test first is exact, and
+ * saves the atomic RMW (which takes the bitmap's line, shared by 512 chunks,
+ * from every other CPU) when nothing changes.
+ */
 static inline void set_counted_bit(unsigned long *bits, atomic64_t *nr,
 				   u64 i, bool on)
 {
+	if (test_bit(i, bits) == on)
+		return;
 	if (on) {
-		if (!test_and_set_bit(i, bits))
-			atomic64_inc(nr);
-	} else if (test_and_clear_bit(i, bits)) {
+		set_bit(i, bits);
+		atomic64_inc(nr);
+	} else {
+		clear_bit(i, bits);
 		atomic64_dec(nr);
 	}
 }

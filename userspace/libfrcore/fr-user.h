@@ -92,6 +92,7 @@ static inline bool is_power_of_2(unsigned long n)
 /* <linux/crc32c.h>: the raw CRC update, no inversion in or out. */
 u32 crc32c(u32 crc, const void *address, unsigned int length);
 
+#define __aligned(x) __attribute__((aligned(x)))
 #define BITS_PER_LONG (8 * (int)sizeof(long))
 #define BIT_WORD(nr) ((nr) / BITS_PER_LONG)
 #define BIT_MASK(nr) (1UL << ((nr) % BITS_PER_LONG))
@@ -103,25 +104,41 @@ static inline unsigned long __ffs(unsigned long w)
 	return (unsigned long)__builtin_ctzl(w);
 }
 
+/*
+ * Every atomic read-modify-write of DRAM below: a write of its cache line,
+ * which takes the line from every other CPU. With FR_USER_RMW_HOOK the
+ * program defines fr_user_rmw() to count them (bench/tools/coreprof.c:
+ * the shared lines a write touches); otherwise nothing.
+ */
+#ifdef FR_USER_RMW_HOOK
+void fr_user_rmw(const volatile void *addr);
+#else
+static inline void fr_user_rmw(const volatile void *addr) { }
+#endif
+
 /* Atomic like the kernel's, so the simulator may run threads too. */
 static inline void set_bit(unsigned long nr, unsigned long *addr)
 {
+	fr_user_rmw(&addr[BIT_WORD(nr)]);
 	__atomic_fetch_or(&addr[BIT_WORD(nr)], BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
 static inline void clear_bit(unsigned long nr, unsigned long *addr)
 {
+	fr_user_rmw(&addr[BIT_WORD(nr)]);
 	__atomic_fetch_and(&addr[BIT_WORD(nr)], ~BIT_MASK(nr), __ATOMIC_RELAXED);
 }
 
 static inline bool test_and_set_bit(unsigned long nr, unsigned long *addr)
 {
+	fr_user_rmw(&addr[BIT_WORD(nr)]);
 	return __atomic_fetch_or(&addr[BIT_WORD(nr)], BIT_MASK(nr),
 				 __ATOMIC_SEQ_CST) & BIT_MASK(nr);
 }
 
 static inline bool test_and_clear_bit(unsigned long nr, unsigned long *addr)
 {
+	fr_user_rmw(&addr[BIT_WORD(nr)]);
 	return __atomic_fetch_and(&addr[BIT_WORD(nr)], ~BIT_MASK(nr),
 				  __ATOMIC_SEQ_CST) & BIT_MASK(nr);
 }
@@ -182,16 +199,19 @@ static inline void atomic64_set(atomic64_t *v, s64 i)
 
 static inline s64 atomic64_inc_return(atomic64_t *v)
 {
+	fr_user_rmw(&v->counter);
 	return __atomic_add_fetch(&v->counter, 1, __ATOMIC_RELAXED);
 }
 
 static inline void atomic64_inc(atomic64_t *v)
 {
+	fr_user_rmw(&v->counter);
 	__atomic_add_fetch(&v->counter, 1, __ATOMIC_RELAXED);
 }
 
 static inline void atomic64_dec(atomic64_t *v)
 {
+	fr_user_rmw(&v->counter);
 	__atomic_sub_fetch(&v->counter, 1, __ATOMIC_RELAXED);
 }
 
