@@ -37,9 +37,9 @@
 # Every run also records the device's queue flags (queue_* in runs.jsonl).
 #
 # Environment: FR_KO (dm-fr.ko), BENCH_VARMAIL (the varmail binary),
-# BENCH_REPS (3), BENCH_HEADLINE_REPS (5: qd1_fsync, 2j_fsync and the
+# BENCH_REPS (3), BENCH_HEADLINE_REPS (9: qd1_fsync, 2j_fsync, odirect and the
 # file-system varmail job, dm-fr and the FS on raw PM), BENCH_RUNTIME (s, block
-# runs, 2), BENCH_HEADLINE_RUNTIME (s, qd1_fsync and 2j_fsync, 4),
+# runs, 2), BENCH_HEADLINE_RUNTIME (s, qd1_fsync, 2j_fsync, odirect, 4),
 # BENCH_FS_RUNTIME (s, the least a varmail run lasts, 2), BENCH_FS_FSYNCS
 # (varmail: fsyncs a run does at least, 3000), BENCH_FS_MAX_RUNTIME (s, the
 # most a varmail or oltp run lasts, 20), BENCH_OLTP_IO_SIZE (oltp: bytes of
@@ -62,7 +62,7 @@ OUT=${1:?usage: bench.sh OUTDIR}
 TOP=${FR_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 JOBS=$TOP/bench/jobs
 REPS=${BENCH_REPS:-3}
-HREPS=${BENCH_HEADLINE_REPS:-5}
+HREPS=${BENCH_HEADLINE_REPS:-9}
 RT=${BENCH_RUNTIME:-2}
 HRT=${BENCH_HEADLINE_RUNTIME:-4}
 ORT=${BENCH_OVERFLOW_RUNTIME:-60}
@@ -73,7 +73,7 @@ FSLONGRT=${BENCH_FSLONG_RUNTIME:-40}
 FSLONG=${BENCH_FSLONG_FS-btrfs}
 OLTP_IO_SIZE=${BENCH_OLTP_IO_SIZE:-8m}
 FSWC=${BENCH_FS_WC-ext4}
-HEADLINE_BLOCK="qd1_fsync 2j_fsync"
+HEADLINE_BLOCK="qd1_fsync 2j_fsync odirect"
 SETS=${BENCH_SETS:-block load loadsweep fs fslong fsbig}
 OLTPFS=${BENCH_OLTP_FS-ext4 xfs}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
