@@ -62,8 +62,6 @@ struct fr_stage {
 	u32 chunk_ext, chunk_last_sectors;
 	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
-	/* Chunks the core pinned to stage here: their unpins need a wake-up. */
-	u32 nr_chunks;
 	bool for_victim;	/* a victim write's: no wb.lock */
 };
 
@@ -89,10 +87,10 @@ void fr_stage_release(struct fr_stage *st)
 	WARN_ON_ONCE(st->sending);
 	st->nr_ext = 0;
 	st->unsent_chunks = 0;
-	if (!st->nr_chunks)
-		return;
-	st->nr_chunks = 0;
-	/* The slot locks ordered the core's clears before this wake-up. */
+	/*
+	 * Whatever the core pinned is unpinned (a chunk with nothing staged
+	 * too); the slot locks ordered its clears before this wake-up.
+	 */
 	wake_up_all(&fr->wb.pin_wait);
 }
 
@@ -251,7 +249,6 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		return st->error;
 	if (chunk != st->chunk) {
 		/* A chunk's first call: nothing of it is staged yet. */
-		st->nr_chunks++;
 		st->chunk = chunk;
 		st->chunk_ext = st->nr_ext;
 		st->chunk_last_sectors = st->nr_ext ?
@@ -343,7 +340,6 @@ void fr_stage_reset(struct fr_stage *st)
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	st->nr_chunks = 0;
 	WARN_ON_ONCE(st->sending);
 }
 
