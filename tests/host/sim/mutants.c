@@ -263,6 +263,12 @@ static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		snap->seq = tag_seq(c, p);
 		return STAGED;
 	}
+	/*
+	 * UNPIN_AT_STAGE: the pin released once the chunk is staged, before
+	 * its origin write (which reads PM) has completed.
+	 */
+	if (res == STAGED && MUT(UNPIN_AT_STAGE))
+		unpin_chunk(c, p);
 	return res;
 }
 

@@ -32,6 +32,7 @@ enum fr_mutation {
 	FR_MUT_WALK_DROPS_PARTIAL,	/* a discard's slot walk drops a dirty copy it covers in part */
 	FR_MUT_FAILED_STAGE_CLEARS,	/* a batch whose stage failed clears what it staged before */
 	FR_MUT_FILL_INTO_PINNED,	/* a read fill installs into a chunk in flight */
+	FR_MUT_UNPIN_AT_STAGE,		/* a pin released before the origin write completed */
 	FR_MUT_PIN_ANY_OWN,		/* a stage holding a pin takes any pinned buddy for its own */
 	FR_MUT_PIN_IGNORES_BUDDY,	/* a stage ignores another's pin on its buddy (--wb-race) */
 	FR_MUT_COUNT
