@@ -254,6 +254,36 @@ rmcfg() { [ -z "$DMNAME" ] || dm_gone "$DMNAME"; DMNAME=; }
 
 status() { [ -n "$DMNAME" ] && $DMS status "$DMNAME" 2>/dev/null | tr -s ' '; }
 
+# BENCH_TRACE=1: the write bios a dm-fr device receives during each
+# file-system job, from the block_bio_queue event (one line each: sector,
+# sectors, flags), in trace/ID.txt: the traces bench/tools/wb-model.py
+# replays (issue 45). Off by default: the tracing costs the run.
+TRACEFS=/sys/kernel/tracing
+trace_start() { # DEV
+	[ -n "${BENCH_TRACE:-}" ] && [ "$DMNAME" = bfr ] || return 0
+	[ -e $TRACEFS/trace ] || mount -t tracefs nodev $TRACEFS || return 0
+	local mm maj min
+	mm=$(stat -Lc '%t %T' "$1") || return 0
+	read -r maj min <<< "$mm"
+	echo 0 > $TRACEFS/tracing_on
+	echo 65536 > $TRACEFS/buffer_size_kb
+	: > $TRACEFS/trace
+	echo "dev == $(( (16#$maj << 20) | 16#$min ))" > $TRACEFS/events/block/block_bio_queue/filter
+	echo 1 > $TRACEFS/events/block/block_bio_queue/enable
+	echo 1 > $TRACEFS/tracing_on
+}
+trace_stop() { # ID
+	[ -n "${BENCH_TRACE:-}" ] && [ "$DMNAME" = bfr ] && [ -e $TRACEFS/trace ] || return 0
+	echo 0 > $TRACEFS/tracing_on
+	echo 0 > $TRACEFS/events/block/block_bio_queue/enable
+	mkdir -p "$OUT/trace"
+	# "... block_bio_queue: 254,0 WS 123456 + 8 [comm]": keep writes
+	awk '/block_bio_queue:/ { for (i = 1; i <= NF; i++) if ($i == "+") {
+		if ($(i - 2) ~ /W/) print $(i - 1), $(i + 1), $(i - 2); break } }' \
+		$TRACEFS/trace > "$OUT/trace/$1.txt"
+	: > $TRACEFS/trace
+}
+
 # fr_field STATUS N: word N of an fr status line (0 = start sector).
 fr_field() { echo "$1" | awk -v n="$2" '{ print $(n + 1) }'; }
 
@@ -555,6 +585,7 @@ fs_run() {
 		s0=$(status)
 		o0=$(origin_stat)
 		c0=$(cpu_stat)
+		trace_start "$DEV"
 		t0=$(date +%s%N)
 		case $j in
 		varmail)
@@ -574,6 +605,7 @@ fs_run() {
 		*) fio_json "$id" "$(jobfile_of $j)" run || { verify=FAIL why="$why $j(rc)"; } ;;
 		esac
 		t1=$(date +%s%N)
+		trace_stop "$id"
 		s1=$(status)
 		res[$j]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)|$c0|$(cpu_stat)"
 		lap $j

@@ -35,7 +35,13 @@ twice the PM); "uniform/4" and "sequential/4" overflow the PM four times.
 A model, not a measurement: it has no idle time (the target also writes
 back when idle), one client, and no reads.
 
+With --trace FILE (lines "SECTOR SECTORS FLAGS": the write bios a dm-fr
+device received, as `BENCH_TRACE=1 make bench` records them in trace/) the
+client writes that trace's 4 KiB chunks instead, once through, from an empty
+cache, and the whole run is counted.
+
 Usage: wb-model.py [--chunks C] [--w W] [--f F] [--hi H] [--lo L] [--quick]
+       wb-model.py --trace FILE... [--chunks C]
 Prints markdown. Deterministic (fixed seeds).
 """
 import argparse
@@ -153,6 +159,27 @@ def run(args, kind, policy):
             1000.0 * (c.waits - w0) / n, n / (c.now - t0))
 
 
+def trace_keys(path):
+    with open(path) as fh:
+        for line in fh:
+            f = line.split()
+            if len(f) < 2:
+                continue
+            sector, n = int(f[0]), int(f[1])
+            for k in range(sector >> 3, (sector + max(n, 1) - 1 >> 3) + 1):
+                yield k
+
+
+def run_trace(args, path, policy):
+    c = Cache(args.chunks, policy, args.w, args.f, args.hi, args.lo)
+    for k in trace_keys(path):
+        c.write(k)
+    n = c.nwrites
+    return (n, c.origin_chunks / n if n else 0.0,
+            c.origin_requests / c.origin_chunks if c.origin_chunks else 0.0,
+            1000.0 * c.waits / n if n else 0.0, n / c.now if c.now else 0.0)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chunks", type=int, default=4096)
@@ -166,7 +193,25 @@ def main():
                     help="need: and stops at this one")
     ap.add_argument("--quick", action="store_true",
                     help="a small run (for the host test)")
+    ap.add_argument("--trace", nargs="+", metavar="FILE",
+                    help="replay recorded write bios instead (see above)")
     args = ap.parse_args()
+    if args.trace:
+        print(f"# wb-model: recorded traces, {args.chunks} chunks of PM, 2 a"
+              f" slot; an origin chunk write costs {args.w:g} PM writes, a"
+              f" flush {args.f:g}; need: from {args.hi:g} down to"
+              f" {args.lo:g} dirty\n")
+        print("Each trace once through, from an empty cache.\n")
+        print("| trace | chunks written | policy | written back / written |"
+              " requests / chunk written back | forced / 1000 | throughput |")
+        print("|---|---:|---|---:|---:|---:|---:|")
+        for path in args.trace:
+            for policy in ("today", "need", "need+full"):
+                n, wb, rq, fw, tp = run_trace(args, path, policy)
+                print(f"| {os.path.basename(path)} | {n} | {policy} |"
+                      f" {wb:.3f} | {rq:.3f} | {fw:.0f} | {tp:.3f} |")
+                sys.stdout.flush()
+        return
     args.steady = 8
     if args.quick:
         args.chunks, args.steady = 512, 2
