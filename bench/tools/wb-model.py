@@ -41,7 +41,7 @@ client writes that trace's 4 KiB chunks instead, once through, from an empty
 cache, and the whole run is counted.
 
 Usage: wb-model.py [--chunks C] [--w W] [--f F] [--hi H] [--lo L] [--quick]
-       wb-model.py --trace FILE... [--chunks C]
+       wb-model.py --trace FILE... [--chunks C] [--think T]
 Prints markdown. Deterministic (fixed seeds).
 """
 import argparse
@@ -58,12 +58,13 @@ _spec.loader.exec_module(assoc)
 
 
 class Cache(assoc.Cache):
-    def __init__(self, chunks, policy, w, f, hi, lo):
+    def __init__(self, chunks, policy, w, f, hi, lo, think=1.0):
         super().__init__(chunks, 2, "victim",
                          "positional" if policy == "today" else "pressure",
                          w, f)
         self.policy, self.hi, self.lo = policy, hi * chunks, lo * chunks
         self.draining = False
+        self.think = think
         self.origin_chunks = 0
         self.origin_requests = 0
 
@@ -75,6 +76,12 @@ class Cache(assoc.Cache):
                                     if i == 0 or k != keys[i - 1] + 1)
         self.origin_requests += sum(1 for c, _ in batch if self.key[c] < 0)
         super().complete(batch)
+
+    def write(self, k):
+        super().write(k)
+        # The client's time between writes beyond the PM write itself
+        # (a file system's work and fsync waits): the worker's time too.
+        self.now += self.think - 1.0
 
     def full_sets_left(self):
         while self.full_sets and not all(
@@ -171,7 +178,8 @@ def trace_keys(path):
 
 
 def run_trace(args, path, policy):
-    c = Cache(args.chunks, policy, args.w, args.f, args.hi, args.lo)
+    c = Cache(args.chunks, policy, args.w, args.f, args.hi, args.lo,
+              args.think)
     for k in trace_keys(path):
         c.write(k)
     n = c.nwrites
@@ -193,6 +201,9 @@ def main():
                     help="need: and stops at this one")
     ap.add_argument("--quick", action="store_true",
                     help="a small run (for the host test)")
+    ap.add_argument("--think", type=float, default=1.0,
+                    help="--trace: the client's time per chunk written, in PM"
+                    " writes (default 1: back to back)")
     ap.add_argument("--trace", nargs="+", metavar="FILE",
                     help="replay recorded write bios instead (see above)")
     args = ap.parse_args()
@@ -200,7 +211,8 @@ def main():
         print(f"# wb-model: recorded traces, {args.chunks} chunks of PM, 2 a"
               f" slot; an origin chunk write costs {args.w:g} PM writes, a"
               f" flush {args.f:g}; need: from {args.hi:g} down to"
-              f" {args.lo:g} dirty\n")
+              f" {args.lo:g} dirty; the client takes {args.think:g} per"
+              f" chunk written\n")
         print("Each trace once through, from an empty cache.\n")
         print("| trace | chunks written | policy | written back / written |"
               " requests / chunk written back | forced / 1000 | throughput |")
