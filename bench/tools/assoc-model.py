@@ -267,13 +267,18 @@ def check(args):
     print(f"writes {n} forced {c.waits}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_cost_args(ap):
+    """The PM's size and the origin's costs (wb-model.py shares them)."""
     ap.add_argument("--chunks", type=int, default=4096)
     ap.add_argument("--w", type=float, default=10.0,
                     help="an origin chunk write, in PM writes (default 10)")
     ap.add_argument("--f", type=float, default=40.0,
                     help="an origin flush, in PM writes (default 40)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_cost_args(ap)
     ap.add_argument("--quick", action="store_true",
                     help="a small run (for the host test)")
     ap.add_argument("--check", nargs=6, metavar=("TRACE", "SLOTS", "REGION",

@@ -190,17 +190,13 @@ def run_trace(args, path, policy):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--chunks", type=int, default=4096)
-    ap.add_argument("--w", type=float, default=10.0,
-                    help="an origin chunk write, in PM writes (default 10)")
-    ap.add_argument("--f", type=float, default=40.0,
-                    help="an origin flush, in PM writes (default 40)")
+    assoc.add_cost_args(ap)
     ap.add_argument("--hi", type=float, default=0.5,
                     help="need: writeback starts above this dirty fraction")
     ap.add_argument("--lo", type=float, default=0.25,
                     help="need: and stops at this one")
     ap.add_argument("--quick", action="store_true",
-                    help="a small run (for the host test)")
+                    help="a small run (512 chunks, 2 PMs' worth)")
     ap.add_argument("--think", type=float, default=1.0,
                     help="--trace: the client's time per chunk written, in PM"
                     " writes (default 1: back to back)")

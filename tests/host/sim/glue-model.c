@@ -61,7 +61,7 @@ static struct fr_wb_snap *wb_snaps, *victim_snaps;
  * writes are done: a batch skips a slot a victim has pinned; a victim
  * meeting a batch's pin gets -EBUSY and its write waits for the batch.
  * crashsim-mut --wb-race runs a core whose stages ignore each other's pins
- * (and must fail).
+ * on a buddy (and must fail).
  */
 static bool in_victim;		/* a victim's writeback is between stage and clear */
 
