@@ -93,6 +93,7 @@ struct fr_stats {
 };
 
 struct fr_stage;
+struct fr_bufs;
 struct fr_victims;
 struct fr_fill;
 
@@ -172,6 +173,7 @@ struct fr_writeback {
 	unsigned long *pinned;		/* cache.pinned: origin writes of PM */
 	wait_queue_head_t pin_wait;	/* a pin cleared */
 	struct fr_victims *victim_stages;
+	struct fr_bufs *bufs;		/* the stages' DRAM (fr-stage.c) */
 	struct fr_stage *stage;		/* the worker's batches' */
 	struct fr_wb_snap *snaps;
 	u64 cursor;
@@ -182,7 +184,10 @@ struct fr_writeback {
 	u64 seen_writes, seen_forced;
 	unsigned long passed_at;	/* start of the last full pass */
 	unsigned long busy_at;		/* the last tick that saw writes */
-	unsigned long collided_at;	/* ... and a forced writeback */
+	/* Drain (wb_sample): the data outgrow the PM. */
+	u64 sample_writes, sample_forced;
+	bool draining;
+	u64 drains;			/* times a drain began (status) */
 	bool stopped;			/* suspended or being destroyed */
 	u32 unreadable;			/* skipped by the last pass: PM errors */
 };

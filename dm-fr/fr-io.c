@@ -287,6 +287,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 			fr_deferred_bypass(fr, bio);
 			return;
 		}
+		/* (Not with c->stage_copies, which writeback sets: fr-stage.c) */
 		if (out == FR_WRITE_PINNED) {
 			fr_stat_add(fr, pinned_waits, 1);
 			fr_writeback_wait_unpinned(fr, res.victim);

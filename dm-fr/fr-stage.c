@@ -3,17 +3,25 @@
  * A writeback stage: the context of the core's fr_wb_ops (fr_stage_ops) for
  * one batch of the worker or one victim write (fr-writeback.c).
  *
- * The origin writes are sent straight from the PM pages, with no copy in
- * DRAM: the core pins each chunk before it stages it (c->pinned, the pin
- * rule in core/fr-wb.c) and stores into no pinned chunk (a write that would
- * waits: FR_WRITE_PINNED), so the origin gets exactly the version whose tag
- * is cleaned. Each chunk is first read machine-check safe into a page of
- * scratch: a chunk whose PM data cannot be read is skipped and stays dirty
- * (pm_errors, and the status field unreadable) instead of sending poisoned
- * data, and the batch goes on. No origin I/O is issued under a slot lock:
- * once FR_STAGE_SUBMIT_CHUNKS chunks are staged, the core's send op (called
- * between chunks) sends them, and the batch stages the next ones while they
- * are in flight; submit sends the rest and waits for all.
+ * Each chunk staged is copied, machine-check safe, from PM into a buffer of
+ * DRAM, and the origin writes are sent from there: PM is read once per
+ * chunk written back, and a chunk whose PM data cannot be read is skipped
+ * and stays dirty (pm_errors, and the status field unreadable) instead of
+ * sending poisoned data, and the batch goes on. Since the origin never reads
+ * PM, a write may store into a chunk in flight (c->stage_copies): the
+ * core's clear then sees it rewritten and leaves it dirty, and the pins only
+ * keep two origin writes of one slot apart.
+ *
+ * The buffers are a fixed pool of the target's (FR_STAGE_BUFS of
+ * FR_STAGE_BUF_BYTES), shared by the worker's batches and the victim
+ * writes. A stage takes one before the core stages into it (reset, or the
+ * send op between chunks: never under a slot lock), sends it once it has no
+ * room for another chunk and takes the next, so staging goes on while the
+ * origin writes of the last buffer are in flight; a buffer goes back to the
+ * pool as its last origin write completes. A stage holds at most one
+ * buffer it has not sent, and never waits for the pool while it does, so
+ * the buffers in use always come back. No origin I/O is issued under a slot
+ * lock; submit sends the rest and waits for all.
  *
  * The core unpins once the origin writes are done (or, when a stage failed,
  * once the wait op has waited for them); fr_stage_release then wakes
@@ -26,13 +34,19 @@
 #include "dm-fr.h"
 #include "fr-stage.h"
 
-/* Staged chunks sent to the origin at once, as the batch goes on. */
-#define FR_STAGE_SUBMIT_CHUNKS	64
+/*
+ * The pool: 128 KiB of DRAM whatever the PM's size (the DRAM per GiB of PM
+ * stays a bitmap's), four buffers so that a batch can fill one while
+ * another is on its way and victim writes still find one. A buffer holds at
+ * least one chunk (FR_MAX_CHUNK_SECTORS is 32 KiB).
+ */
+#define FR_STAGE_BUF_BYTES	(32 << 10)
+#define FR_STAGE_BUFS		4
 
-/* Data staged for the origin: a run of sectors on PM. */
+/* Data staged for the origin: a run of sectors in the stage's buffer. */
 struct fr_extent {
 	u64 sector;
-	const u8 *pm;
+	u32 offset;		/* bytes into the buffer */
 	u32 nr_sectors;
 };
 
@@ -43,23 +57,38 @@ struct fr_submit {
 	blk_status_t status;
 };
 
+/* A buffer of the pool, and the origin writes that read it. */
+struct fr_buf {
+	struct list_head node;		/* in the pool's free list */
+	struct fr_bufs *pool;
+	struct fr_submit *sub;		/* the stage that sent it */
+	atomic_t pending;		/* bios in flight, plus one while sending */
+	u32 used;			/* bytes staged into it */
+	u8 *data;			/* FR_STAGE_BUF_BYTES, kmalloc'd */
+};
+
+struct fr_bufs {
+	spinlock_t lock;		/* free; taken in bio completion */
+	struct list_head free;
+	wait_queue_head_t wait;		/* a buffer came back */
+	struct fr_buf buf[FR_STAGE_BUFS];
+};
+
 /*
- * The fr_wb_ops context: the extents staged and not yet sent (at most
- * FR_STAGE_SUBMIT_CHUNKS chunks and the one being staged), and one page to
- * read PM into, machine-check safe.
+ * The fr_wb_ops context: the buffer being filled and its extents not yet
+ * sent.
  */
 struct fr_stage {
 	struct dm_fr *fr;
+	struct fr_buf *buf;		/* being filled; NULL between batches */
 	struct fr_extent *ext;
 	u32 nr_ext, max_ext;
-	u32 unsent_chunks;	/* chunks whose extents are not sent yet */
-	void *scratch;		/* PAGE_SIZE: the check read */
 	struct fr_submit sub;
 	bool sending;		/* sub.pending holds the sender's count */
 	int error;
 	/* Where the chunk being staged began, to drop it if PM fails. */
 	u64 chunk;
-	u32 chunk_ext, chunk_last_sectors;
+	u32 chunk_ext, chunk_last_sectors, chunk_used;
 	/* Chunks whose PM data could not be read. */
 	u32 unreadable;
 	bool for_victim;	/* a victim write's: no wb.lock */
@@ -71,13 +100,50 @@ static void stage_assert_held(struct fr_stage *st)
 		lockdep_assert_held(&st->fr->wb.lock);
 }
 
+static struct fr_buf *buf_take(struct fr_bufs *pool)
+{
+	struct fr_buf *buf;
+
+	spin_lock_irq(&pool->lock);
+	buf = list_first_entry_or_null(&pool->free, struct fr_buf, node);
+	if (buf)
+		list_del(&buf->node);
+	spin_unlock_irq(&pool->lock);
+	return buf;
+}
+
+/*
+ * A free buffer, waiting for one to come back if none is: the caller holds
+ * no slot lock and no buffer it has not sent, so every buffer in use is on
+ * its way to the origin or with a stage that will send it.
+ */
+static struct fr_buf *buf_get(struct fr_bufs *pool)
+{
+	struct fr_buf *buf;
+
+	wait_event(pool->wait, (buf = buf_take(pool)) != NULL);
+	buf->used = 0;
+	return buf;
+}
+
+/* From bio completion (any context) too. */
+static void buf_put(struct fr_buf *buf)
+{
+	struct fr_bufs *pool = buf->pool;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
+	list_add(&buf->node, &pool->free);
+	spin_unlock_irqrestore(&pool->lock, flags);
+	wake_up(&pool->wait);
+}
+
 static int stage_wait_status(struct fr_stage *st);
 
 /*
  * Once the core returned from a batch or a victim write: no origin write of
  * it is in flight any more, and the core has unpinned its chunks, so
- * writers waiting to store into them, or to write their slots back, may go
- * on.
+ * writers waiting to write their slots back may go on.
  */
 void fr_stage_release(struct fr_stage *st)
 {
@@ -86,7 +152,10 @@ void fr_stage_release(struct fr_stage *st)
 	/* The core waited for every write it started: nothing is left. */
 	WARN_ON_ONCE(st->sending);
 	st->nr_ext = 0;
-	st->unsent_chunks = 0;
+	if (st->buf) {
+		buf_put(st->buf);
+		st->buf = NULL;
+	}
 	/*
 	 * Whatever the core pinned is unpinned (a chunk with nothing staged
 	 * too); the slot locks ordered its clears before this wake-up.
@@ -96,11 +165,15 @@ void fr_stage_release(struct fr_stage *st)
 
 static void stage_endio(struct bio *bio)
 {
-	struct fr_submit *sub = bio->bi_private;
+	struct fr_buf *buf = bio->bi_private;
+	struct fr_submit *sub = buf->sub;
 
 	if (bio->bi_status)
 		sub->status = bio->bi_status;
 	bio_put(bio);
+	/* The buffer first: once sub is done, the stage may take it again. */
+	if (atomic_dec_and_test(&buf->pending))
+		buf_put(buf);
 	if (atomic_dec_and_test(&sub->pending))
 		complete(&sub->done);
 }
@@ -113,13 +186,13 @@ static int extent_cmp(const void *a, const void *b)
 }
 
 /*
- * Send the staged extents to the origin, sorted and merged, from the PM
- * pages (pinned: they do not change until the core unpins); do not wait.
- * The PM lies in the linear mapping with struct pages (fr-pmdev.c).
+ * Send the stage's buffer to the origin, its extents sorted and merged; do
+ * not wait. The buffer goes back to the pool when its last write is done.
  */
 static void stage_send(struct fr_stage *st)
 {
 	struct fr_submit *sub = &st->sub;
+	struct fr_buf *buf = st->buf;
 	struct bio *bio = NULL;
 	struct blk_plug plug;
 	u32 i;
@@ -132,11 +205,13 @@ static void stage_send(struct fr_stage *st)
 		sub->status = BLK_STS_OK;
 		st->sending = true;
 	}
+	buf->sub = sub;
+	atomic_set(&buf->pending, 1);
 	sort(st->ext, st->nr_ext, sizeof(*st->ext), extent_cmp, NULL);
 	blk_start_plug(&plug);
 	for (i = 0; i < st->nr_ext; i++) {
 		const struct fr_extent *e = &st->ext[i];
-		const u8 *p = e->pm;
+		const u8 *p = buf->data + e->offset;
 		size_t left = (size_t)e->nr_sectors << SECTOR_SHIFT;
 		u64 sector = e->sector;
 
@@ -153,8 +228,9 @@ static void stage_send(struct fr_stage *st)
 			if (!bio) {
 				bio = fr_origin_bio(st->fr, REQ_OP_WRITE, sector,
 						    BIO_MAX_VECS, stage_endio,
-						    sub);
+						    buf);
 				atomic_inc(&sub->pending);
+				atomic_inc(&buf->pending);
 				__bio_add_page(bio, virt_to_page(p), n,
 					       offset_in_page(p));
 			}
@@ -167,7 +243,9 @@ static void stage_send(struct fr_stage *st)
 		fr_origin_submit(bio);
 	blk_finish_plug(&plug);
 	st->nr_ext = 0;
-	st->unsent_chunks = 0;
+	st->buf = NULL;
+	if (atomic_dec_and_test(&buf->pending))
+		buf_put(buf);
 }
 
 /* Wait for every origin write sent: 0, or -EIO if any failed. */
@@ -198,13 +276,19 @@ static void stage_unlock(void *ctx, fr_slot_t slot)
 	fr_unlock_slot(st->fr, slot, FR_STRIPE_KEPT);
 }
 
-/* Between chunks, no slot lock held: send full groups now. */
+/*
+ * Between chunks, no slot lock held: once the buffer has no room for
+ * another chunk, send it and take the next (this may wait for one).
+ */
 static void stage_send_ready(void *ctx)
 {
 	struct fr_stage *st = ctx;
+	u32 chunk_bytes = st->fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 
-	if (st->unsent_chunks >= FR_STAGE_SUBMIT_CHUNKS && !st->error)
-		stage_send(st);
+	if (st->error || st->buf->used + chunk_bytes <= FR_STAGE_BUF_BYTES)
+		return;
+	stage_send(st);
+	st->buf = buf_get(st->fr->wb.bufs);
 }
 
 /* Forget what was staged of the current chunk (its PM data failed). */
@@ -213,23 +297,7 @@ static void stage_drop_chunk(struct fr_stage *st)
 	st->nr_ext = st->chunk_ext;
 	if (st->nr_ext)
 		st->ext[st->nr_ext - 1].nr_sectors = st->chunk_last_sectors;
-}
-
-/*
- * Read PM data machine-check safe, a page at a time, and throw it away: an
- * origin write from PM pages would carry poison where this fails.
- */
-static int stage_check_read(struct fr_stage *st, const u8 *pm, size_t bytes)
-{
-	while (bytes) {
-		size_t n = min_t(size_t, bytes, PAGE_SIZE);
-
-		if (fr_pm_read(st->scratch, pm, n))
-			return -EHWPOISON;
-		pm += n;
-		bytes -= n;
-	}
-	return 0;
+	st->buf->used = st->chunk_used;
 }
 
 static int stage_data(void *ctx, u64 sector, const void *pm_src,
@@ -241,6 +309,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	size_t bytes = (size_t)nr_sectors << SECTOR_SHIFT;
 	u64 chunk = ((const u8 *)pm_src - fr->cache.data) >>
 		    (g->chunk_shift + SECTOR_SHIFT);
+	struct fr_buf *buf = st->buf;
 	struct fr_extent *last;
 
 	stage_assert_held(st);
@@ -253,31 +322,32 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 		st->chunk_ext = st->nr_ext;
 		st->chunk_last_sectors = st->nr_ext ?
 					 st->ext[st->nr_ext - 1].nr_sectors : 0;
-		st->unsent_chunks++;
+		st->chunk_used = buf->used;
 	}
-	/* Sized for the unsent chunks and one more (stage_send_ready sends). */
-	if (WARN_ON_ONCE(st->nr_ext == st->max_ext)) {
+	/* A buffer has room for a whole chunk (stage_send_ready sends). */
+	if (WARN_ON_ONCE(st->nr_ext == st->max_ext ||
+			 buf->used + bytes > FR_STAGE_BUF_BYTES)) {
 		st->error = -EOVERFLOW;
 		return st->error;
 	}
-	if (stage_check_read(st, pm_src, bytes)) {
+	if (fr_pm_read(buf->data + buf->used, pm_src, bytes)) {
 		/* The chunk stays dirty on PM; the batch goes on. */
 		stage_drop_chunk(st);
-		st->unsent_chunks--;
 		st->unreadable++;
 		fr_stat_add(fr, pm_errors, 1);
 		return -EHWPOISON;
 	}
 	last = st->nr_ext ? &st->ext[st->nr_ext - 1] : NULL;
 	if (last && last->sector + last->nr_sectors == sector &&
-	    last->pm + ((size_t)last->nr_sectors << SECTOR_SHIFT) == pm_src) {
+	    last->offset + ((u32)last->nr_sectors << SECTOR_SHIFT) == buf->used) {
 		last->nr_sectors += nr_sectors;
 	} else {
 		st->ext[st->nr_ext].sector = sector;
 		st->ext[st->nr_ext].nr_sectors = nr_sectors;
-		st->ext[st->nr_ext].pm = pm_src;
+		st->ext[st->nr_ext].offset = buf->used;
 		st->nr_ext++;
 	}
+	buf->used += bytes;
 	return 0;
 }
 
@@ -333,34 +403,28 @@ const struct fr_wb_ops fr_stage_ops = {
 	.skip = stage_skip,
 };
 
+/* Before a batch or a victim write (no slot lock held): may wait for a buffer. */
 void fr_stage_reset(struct fr_stage *st)
 {
+	WARN_ON_ONCE(st->sending || st->buf);
 	st->nr_ext = 0;
-	st->unsent_chunks = 0;
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	WARN_ON_ONCE(st->sending);
+	st->buf = buf_get(st->fr->wb.bufs);
 }
 
 void fr_stage_destroy(struct fr_stage *st)
 {
 	if (!st)
 		return;
-	kfree(st->scratch);
 	kvfree(st->ext);
 	kfree(st);
 }
 
-/*
- * A stage for up to chunks chunks: the extents of those not sent yet. No
- * data: it goes to the origin from PM.
- */
-struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
-				enum fr_stage_owner owner)
+/* A stage: the extents of one buffer (its data is the pool's). */
+struct fr_stage *fr_stage_create(struct dm_fr *fr, enum fr_stage_owner owner)
 {
-	u32 chunk_sectors = fr->cache.geo.chunk_sectors;
-	u32 unsent = min_t(u32, chunks, FR_STAGE_SUBMIT_CHUNKS) + 1;
 	struct fr_stage *st = kzalloc(sizeof(*st), GFP_KERNEL);
 
 	if (!st)
@@ -368,11 +432,10 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 	st->fr = fr;
 	st->for_victim = owner == FR_STAGE_VICTIM;
 	init_completion(&st->sub.done);
-	/* A chunk stages at most one extent per two sectors. */
-	st->max_ext = unsent * DIV_ROUND_UP(chunk_sectors, 2);
-	st->scratch = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	/* A run of held sectors is at least one sector, with a hole after it. */
+	st->max_ext = DIV_ROUND_UP(FR_STAGE_BUF_BYTES >> SECTOR_SHIFT, 2);
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
-	if (!st->scratch || !st->ext) {
+	if (!st->ext) {
 		fr_stage_destroy(st);
 		return NULL;
 	}
@@ -382,4 +445,43 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
 u32 fr_stage_unreadable(const struct fr_stage *st)
 {
 	return st->unreadable;
+}
+
+void fr_stage_pool_destroy(struct fr_bufs *pool)
+{
+	unsigned int i;
+
+	if (!pool)
+		return;
+	for (i = 0; i < FR_STAGE_BUFS; i++)
+		kfree(pool->buf[i].data);
+	kfree(pool);
+}
+
+/*
+ * The target's buffers. kmalloc: they are written to the origin by page
+ * (virt_to_page), and counted in the slab like the rest of the target.
+ */
+struct fr_bufs *fr_stage_pool_create(void)
+{
+	struct fr_bufs *pool = kzalloc(sizeof(*pool), GFP_KERNEL);
+	unsigned int i;
+
+	if (!pool)
+		return NULL;
+	spin_lock_init(&pool->lock);
+	INIT_LIST_HEAD(&pool->free);
+	init_waitqueue_head(&pool->wait);
+	for (i = 0; i < FR_STAGE_BUFS; i++) {
+		struct fr_buf *buf = &pool->buf[i];
+
+		buf->pool = pool;
+		buf->data = kmalloc(FR_STAGE_BUF_BYTES, GFP_KERNEL);
+		if (!buf->data) {
+			fr_stage_pool_destroy(pool);
+			return NULL;
+		}
+		list_add(&buf->node, &pool->free);
+	}
+	return pool;
 }

@@ -10,6 +10,7 @@
 
 struct dm_fr;
 struct fr_stage;
+struct fr_bufs;
 
 /* Who runs a stage: a batch runs under wb.lock, a victim write does not. */
 enum fr_stage_owner {
@@ -19,10 +20,16 @@ enum fr_stage_owner {
 
 extern const struct fr_wb_ops fr_stage_ops;
 
-struct fr_stage *fr_stage_create(struct dm_fr *fr, u32 chunks,
-				enum fr_stage_owner owner);
+/* The target's DRAM buffers, shared by its stages (fr->wb.bufs). */
+struct fr_bufs *fr_stage_pool_create(void);
+void fr_stage_pool_destroy(struct fr_bufs *pool);
+
+struct fr_stage *fr_stage_create(struct dm_fr *fr, enum fr_stage_owner owner);
 void fr_stage_destroy(struct fr_stage *st);
-/* Before a batch or a victim write: empty, nothing pinned. */
+/*
+ * Before a batch or a victim write: empty, nothing pinned, a buffer taken
+ * (it may wait for one: no slot lock may be held).
+ */
 void fr_stage_reset(struct fr_stage *st);
 /* After one (the core has unpinned its chunks): their waiters woken. */
 void fr_stage_release(struct fr_stage *st);

@@ -327,6 +327,7 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_lost_slots] = fr_badpm_lost(fr);
 	v[FR_STATUS_prefetched] = s.prefetched;
 	v[FR_STATUS_pinned_waits] = s.pinned_waits;
+	v[FR_STATUS_drains] = READ_ONCE(fr->wb.drains);
 
 	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
 	for (i = 0; i < FR_NR_STATUS; i++) {
@@ -522,7 +523,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 12, 0},
+	.version = {1, 13, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

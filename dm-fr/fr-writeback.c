@@ -3,16 +3,22 @@
  * Writeback: dirty chunks go from PM to the origin, and only once the origin
  * has been flushed does the core clear their dirty flags (fr_writeback()).
  *
- * The worker runs every writeback_period ms and writes back everything dirty
- * (First Responder's periodic flush), except that while writes keep coming
- * and none collides it defers that, up to writeback_defer ms (wb_pass_due);
- * with a period of 0 it polls the dirty watermarks instead. Origin errors
- * leave the data dirty on PM, mark the target degraded and back the worker
- * off exponentially.
+ * The worker runs every writeback_period ms. Dirty data on PM is durable
+ * already, so it is written back by need, not at once: while writes keep
+ * coming the full pass is put off, up to writeback_defer ms (wb_pass_due),
+ * and a write that collides with a dirty chunk cleans its own victim
+ * (fr_writeback_victim); a tick that saw one writes back the slots whose
+ * two chunks are both dirty, where the next collisions would come from
+ * (writeback_both). The high watermark starts a pass down to the low one.
+ * Only when writes collide often enough to say the data outgrow the PM
+ * (wb_sample) does the worker drain the cache every tick, as First
+ * Responder's periodic flush does always. With a period of 0 it follows the
+ * watermarks alone. Origin errors leave the data dirty on PM, mark the
+ * target degraded and back the worker off exponentially.
  *
  * Each batch and each victim write runs on a stage (fr-stage.c), which
- * writes the chunks the core pinned to the origin straight from PM and
- * flushes it.
+ * copies the chunks the core pinned from PM into buffers of DRAM, machine-
+ * check safe, sends them to the origin and flushes it.
  *
  * A write whose slot must displace a dirty chunk writes that victim back
  * alone (fr_writeback_victim), or, for a write of several chunks, the
@@ -33,7 +39,15 @@
 
 #define FR_WB_POLL_MS		100	/* the tick with a period of 0 */
 #define FR_WB_IDLE_MS		100	/* no write this long: idle */
-#define FR_WB_COLLIDED_MS	250	/* no deferral this long after a collision */
+/*
+ * The data outgrow the PM when, over a sample of FR_WB_SAMPLE_WRITES
+ * writes, one in FR_WB_DRAIN_ENTER or more collided with a dirty chunk; the
+ * worker drains until a sample sees fewer than one in FR_WB_DRAIN_LEAVE
+ * (wb_sample() says why these).
+ */
+#define FR_WB_SAMPLE_WRITES	4096
+#define FR_WB_DRAIN_ENTER	256
+#define FR_WB_DRAIN_LEAVE	1024
 #define FR_WB_BACKOFF_MIN_MS	100
 #define FR_WB_BACKOFF_MAX_MS	10000
 #define FR_WB_VICTIM_STAGES	4	/* victim writes in flight at once */
@@ -151,6 +165,7 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 
 	r = wb_result(fr, r);
 	if (r == -EBUSY) {
+		fr_stat_add(fr, pinned_waits, 1);
 		wait_event(fr->wb.pin_wait,
 			   !fr_slot_pinned(&fr->cache, slot));
 		return 0;
@@ -289,54 +304,105 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 }
 
 /*
+ * After a tick that saw a collision, with no pass due: write back the slots
+ * whose two chunks are both dirty, and only those. The next write placed in
+ * one must displace a dirty chunk and wait for its origin write and flush;
+ * a slot with a clean chunk takes a write as it is, so the rest stays on PM,
+ * where a rewrite costs the origin nothing. Full batches while there are
+ * enough; the batch that comes back short went round every both-dirty slot.
+ */
+static int writeback_both(struct dm_fr *fr)
+{
+	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
+				    fr_tunable(fr, writeback_jobs)) + 2;
+	u64 written = 0;
+	u32 unreadable;
+	int r;
+
+	do {
+		r = wb_batch(fr, &fr->wb.both_cursor, FR_WB_BOTH_DIRTY,
+			     &unreadable);
+		if (r < 0)
+			return r;
+		written += r;
+		cond_resched();
+	} while (r >= fr_tunable(fr, writeback_jobs) && --max_batches &&
+		 !READ_ONCE(fr->wb.stopped));
+	if (written)
+		fr_stat_add(fr, writeback_rounds, 1);
+	return 0;
+}
+
+/*
  * Writes and forced writebacks since the last tick, from the per-CPU
  * counters: the I/O path pays nothing for the worker's question.
  */
-static void wb_activity(struct dm_fr *fr, bool *busy, bool *collided)
+static void wb_activity(struct dm_fr *fr, u64 *writes, u64 *forced)
 {
-	u64 writes = 0, forced = 0;
+	u64 w = 0, f = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		const struct fr_stats *s = per_cpu_ptr(fr->stats, cpu);
 
-		writes += READ_ONCE(s->write_hits) + READ_ONCE(s->write_misses);
-		forced += READ_ONCE(s->forced_writebacks);
+		w += READ_ONCE(s->write_hits) + READ_ONCE(s->write_misses);
+		f += READ_ONCE(s->forced_writebacks);
 	}
-	*busy = writes != fr->wb.seen_writes;
-	*collided = forced != fr->wb.seen_forced;
-	fr->wb.seen_writes = writes;
-	fr->wb.seen_forced = forced;
+	*writes = w - fr->wb.seen_writes;
+	*forced = f - fr->wb.seen_forced;
+	fr->wb.seen_writes = w;
+	fr->wb.seen_forced = f;
+}
+
+/*
+ * Whether the data outgrow the PM, from the share of writes that collided
+ * with a dirty chunk (each waits for an origin write and flush of its own).
+ * Left dirty up to the high watermark, data that outgrow the PM fill half
+ * its slots with dirty chunks, and collisions multiply: with only the
+ * both-dirty slots cleaned, random writes over four times the PM met one in
+ * 52 to 60 writes and Btrfs's varmail run for 40 s one in 75 to 134, where a
+ * drain every tick kept them at one in 226 to 560; Btrfs's 10 s run, whose
+ * writes fit, met one in 1,386 to 2,546 (bench/results/wb-full-slots). So
+ * one in 256 starts the drain, and it goes on while a sample still sees one
+ * in 1,024: under a drain such data collide less, but not that little.
+ */
+static void wb_sample(struct dm_fr *fr, u64 writes, u64 forced)
+{
+	struct fr_writeback *wb = &fr->wb;
+	u64 ratio = wb->draining ? FR_WB_DRAIN_LEAVE : FR_WB_DRAIN_ENTER;
+	bool drain;
+
+	wb->sample_writes += writes;
+	wb->sample_forced += forced;
+	if (wb->sample_writes < FR_WB_SAMPLE_WRITES)
+		return;
+	drain = wb->sample_forced * ratio >= wb->sample_writes;
+	if (drain && !wb->draining)
+		WRITE_ONCE(wb->drains, wb->drains + 1);
+	wb->draining = drain;
+	wb->sample_writes = 0;
+	wb->sample_forced = 0;
 }
 
 /*
  * Whether this tick of the periodic writeback makes a full pass.
  *
  * Dirty data on PM is already durable, so writing it back is only about
- * keeping slots clean for the data that will land on them. While writes keep
- * arriving and none collides with a dirty chunk, the pass is put off (at
- * most writeback_defer ms after the last one): the origin I/O would compete
- * with the writer and buy nothing yet, and a chunk rewritten meanwhile is
- * written back once. FR_WB_IDLE_MS without a write, a forced writeback in
- * the last FR_WB_COLLIDED_MS (the layout needs clean slots: a tick without
- * one under steady collisions is not the end of them) or the age bound
- * makes it due at once; the high watermark still applies while deferring
+ * keeping slots clean for the data that will land on them, and about how
+ * much a lost PM would take with it. While writes keep arriving the pass is
+ * put off, at most writeback_defer ms after the last one: the origin I/O
+ * would compete with the writer, and a chunk rewritten meanwhile is written
+ * back once, or never if it is rewritten again. FR_WB_IDLE_MS without a
+ * write, the age bound, or a drain (the data outgrow the PM: wb_sample)
+ * makes it due; the watermarks and the both-dirty slots apply meanwhile
  * (writeback_work).
  */
 static bool wb_pass_due(struct dm_fr *fr)
 {
 	unsigned int defer = fr_tunable(fr, writeback_defer);
 	unsigned long now = jiffies;
-	bool busy, collided;
 
-	wb_activity(fr, &busy, &collided);
-	if (busy)
-		fr->wb.busy_at = now;
-	if (collided)
-		fr->wb.collided_at = now;
-	return !defer ||
-	       time_before(now, fr->wb.collided_at +
-			   msecs_to_jiffies(FR_WB_COLLIDED_MS)) ||
+	return !defer || fr->wb.draining ||
 	       time_after_eq(now, fr->wb.busy_at +
 			     msecs_to_jiffies(FR_WB_IDLE_MS)) ||
 	       time_after_eq(now, fr->wb.passed_at + msecs_to_jiffies(defer));
@@ -401,8 +467,21 @@ static void writeback_work(struct work_struct *work)
 					wb.work);
 	unsigned int period = fr_tunable(fr, writeback_period);
 	unsigned long start = jiffies;
+	u64 writes, forced;
 	unsigned int delay;
 	int r = 0;
+
+	wb_activity(fr, &writes, &forced);
+	if (writes) {
+		fr->wb.busy_at = start;
+		wb_sample(fr, writes, forced);
+	} else if (time_after_eq(start, fr->wb.busy_at +
+				 msecs_to_jiffies(FR_WB_IDLE_MS))) {
+		/* Idle: the next writes start a sample of their own. */
+		fr->wb.draining = false;
+		fr->wb.sample_writes = 0;
+		fr->wb.sample_forced = 0;
+	}
 
 	if (READ_ONCE(fr->cleaner) || (period && wb_pass_due(fr))) {
 		r = writeback_pass(fr, false);
@@ -410,6 +489,8 @@ static void writeback_work(struct work_struct *work)
 			fr->wb.passed_at = start;
 	} else if (wb_over_high_watermark(fr)) {
 		r = writeback_pass(fr, true);
+	} else if (period && forced) {
+		r = writeback_both(fr);
 	}
 
 	if (!r && wb_try_sleep(fr))
@@ -486,7 +567,7 @@ int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)
 	struct fr_stage *st;
 
 	snaps = kvmalloc_array(jobs, sizeof(*snaps), GFP_KERNEL);
-	st = fr_stage_create(fr, jobs, FR_STAGE_BATCH);
+	st = fr_stage_create(fr, FR_STAGE_BATCH);
 	if (!snaps || !st) {
 		kvfree(snaps);
 		fr_stage_destroy(st);
@@ -527,8 +608,7 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes, 2) & ~1U;
 	sema_init(&v->free, FR_WB_VICTIM_STAGES);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
-		v->vs[i].stage = fr_stage_create(fr, v->max_chunks,
-						FR_STAGE_VICTIM);
+		v->vs[i].stage = fr_stage_create(fr, FR_STAGE_VICTIM);
 		v->vs[i].snaps = kvmalloc_array(v->max_chunks,
 						sizeof(*v->vs[i].snaps),
 						GFP_KERNEL);
@@ -550,9 +630,13 @@ int fr_writeback_create(struct dm_fr *fr)
 	fr->wb.stopped = true;
 	fr->wb.pinned = bitmap_zalloc(fr->cache.geo.nr_chunks, GFP_KERNEL);
 	fr->cache.pinned = fr->wb.pinned;
+	/* Origin writes go out from the stages' own copies (fr-stage.c). */
+	fr->cache.stage_copies = true;
+	fr->wb.bufs = fr_stage_pool_create();
 	fr->wb.victim_stages = victim_stages_alloc(fr);
 	fr->wb.wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!fr->wb.pinned || !fr->wb.victim_stages || !fr->wb.wq)
+	if (!fr->wb.pinned || !fr->wb.bufs || !fr->wb.victim_stages ||
+	    !fr->wb.wq)
 		return -ENOMEM;
 	return fr_writeback_set_jobs(fr, fr_tunable(fr, writeback_jobs));
 }
@@ -568,6 +652,8 @@ void fr_writeback_destroy(struct dm_fr *fr)
 	fr->wb.snaps = NULL;
 	victim_stages_free(fr->wb.victim_stages);
 	fr->wb.victim_stages = NULL;
+	fr_stage_pool_destroy(fr->wb.bufs);
+	fr->wb.bufs = NULL;
 	fr->cache.pinned = NULL;
 	bitmap_free(fr->wb.pinned);
 	fr->wb.pinned = NULL;
@@ -577,7 +663,9 @@ void fr_writeback_start(struct dm_fr *fr)
 {
 	fr->wb.passed_at = jiffies;
 	fr->wb.busy_at = jiffies;
-	fr->wb.collided_at = jiffies - msecs_to_jiffies(FR_WB_COLLIDED_MS);
+	fr->wb.draining = false;
+	fr->wb.sample_writes = 0;
+	fr->wb.sample_forced = 0;
 	atomic_set(&fr->wb.asleep, 0);
 	WRITE_ONCE(fr->wb.stopped, false);
 	queue_delayed_work(fr->wb.wq, &fr->wb.work, 0);

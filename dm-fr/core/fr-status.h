@@ -37,3 +37,5 @@ FR_STATUS(prefetched, 106, 0, "prefetched",
 	  "chunks read ahead from the origin by prefetch")
 FR_STATUS(pinned_waits, 109, 0, "pinned_waits",
 	  "writes that waited for the writeback of the chunk they would store into")
+FR_STATUS(drains, 113, 1, "drains",
+	  "times writes collided so often that writeback began draining the PM every tick")

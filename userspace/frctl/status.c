@@ -301,6 +301,9 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		fmt_bytes(b1, sizeof(b1), st->chunks_written_back * chunk));
 	if (rate >= 0)
 		fprintf(f, ", %s/s", fmt_bytes(b2, sizeof(b2), (u64)rate));
+	if (status_has(st, drains) && st->drains)
+		fprintf(f, ", %llu drain%s (writes outgrew the PM)",
+			(unsigned long long)st->drains, st->drains == 1 ? "" : "s");
 	fputc('\n', f);
 	fprintf(f, "  errors:    origin %llu, pm %llu\n",
 		(unsigned long long)st->origin_errors,

@@ -123,7 +123,8 @@ static void usage(void)
 		"                     mutant PIN_IGNORES_BUDDY, crashsim-mut only; expected\n"
 		"                     to fail)\n"
 		"  --copy-stage       writeback copies what it stages, so writes may store\n"
-		"                     into a pinned chunk (c->stage_copies: target 1.8)\n"
+		"                     into a pinned chunk (c->stage_copies: the target's\n"
+		"                     stage); with --mutant, every variant in this mode\n"
 		"  -v                 per-phase statistics (-vv: every op)\n");
 	exit(16);
 }
@@ -162,6 +163,7 @@ int main(int argc, char **argv)
 	u32 iterations = 8, nops = 40, depth = 2, shallow = 1, cfgmask = ~0U,
 	    deepmask = 1;
 	bool exhaustive = true, random_runs = true, full = false;
+	bool copy_all = false;	/* --copy-stage: every mutant in that mode */
 	int mutant = -1, c;
 	clock_t t0 = clock();
 	u32 i;
@@ -221,6 +223,7 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			S.copy_stage = true;
+			copy_all = true;
 			break;
 		case 'v':
 			S.verbose++;
@@ -261,7 +264,7 @@ int main(int argc, char **argv)
 			 * clear, so the seq a clear compares matters only to a
 			 * stage that copies (c->stage_copies).
 			 */
-			S.copy_stage = m == FR_MUT_CLEAR_IGNORES_SEQ;
+			S.copy_stage = copy_all || m == FR_MUT_CLEAR_IGNORES_SEQ;
 			reset_counters();
 			run_exhaustive(1, 1, cfgmask, 0);
 			if (!S.violating_states)

@@ -28,12 +28,13 @@
 /* Origin I/O for writeback: struct fr_wb_ops on the simulated origin    */
 
 /*
- * A stage records where on PM each extent's data is, as the kernel does
- * (fr-stage.c): the origin write reads PM when it is submitted, after the
- * writes injected after the stage, so a chunk reused while in flight sends
- * its new data to the old key's sectors (wb_submit checks). With
- * --copy-stage it copies the data into buf, and writes may store into the
- * chunks the core pinned (c->stage_copies), as target 1.8 did.
+ * With --copy-stage (the main run) a stage copies the data into buf, as
+ * the kernel does (fr-stage.c, target 1.8 and 1.13 on), and writes may store
+ * into the chunks the core pinned (c->stage_copies). Without it, a stage
+ * records where on PM each extent's data is (target 1.9 to 1.12): the
+ * origin write reads PM when it is submitted, after the writes injected
+ * after the stage, so a chunk reused while in flight sends its new data to
+ * the old key's sectors (wb_submit checks).
  */
 struct wbctx {
 	struct { u64 sector; u32 nr; const u8 *src; } st[1024];

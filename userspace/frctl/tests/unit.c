@@ -102,6 +102,12 @@ static void test_status(void)
 	CHECK(!status_parse(line, &st) && st.prefetched == 8 &&
 	      status_has(&st, pinned_waits) && st.pinned_waits == 3 &&
 	      st.extra_fields == 1);
+	CHECK(!status_has(&st, drains));
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 drains=2", good);
+	CHECK(!status_parse(line, &st) && st.pinned_waits == 9 &&
+	      status_has(&st, drains) && st.drains == 2 && !st.extra_fields);
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 drains=-1", good);
+	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9 pinned_waits=x", good);
 	CHECK(status_parse(line, &st) == -EINVAL);
 	snprintf(line, sizeof(line), "%s 5 6 7 8 9x", good);

@@ -39,7 +39,14 @@ frs() {
 			return 0
 		fi
 	done
-	fail "frs: no status field '$2'"
+	# A keyed field (1.13 on): "name=value" after the positional ones.
+	for i in "${w[@]:$((3 + ${#FR_STATUS_FIELDS[@]}))}"; do
+		if [ "${i%%=*}" = "$2" ]; then
+			echo "${i#*=}"
+			return 0
+		fi
+	done
+	fail "frs: no status field '$2' in: $line"
 }
 
 # fr_status_log NAME [LABEL]: log the status of NAME with the field names.
@@ -51,6 +58,7 @@ fr_status_log() {
 	for i in "${!FR_STATUS_FIELDS[@]}"; do
 		out="$out ${FR_STATUS_FIELDS[$i]}=${w[$((3 + i))]:-?}"
 	done
+	out="$out ${w[*]:$((3 + ${#FR_STATUS_FIELDS[@]}))}"
 	log "[${SECONDS}s] status ${2:-$1}:$out"
 }
 
