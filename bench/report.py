@@ -325,7 +325,7 @@ def read_runs(raw):
                "sync_p50_us": None, "sync_p99_us": None, "sync_p999_us": None,
                "forced_writebacks": None, "fr_writes": None, "forced_per_write": None,
                "read_hits": None, "read_misses": None, "read_fills": None,
-               "prefetched": None, "pinned_waits": None,
+               "prefetched": None, "pinned_waits": None, "drains": None,
                "chunks_written_back": None, "fsyncs": None, "runtime_s": None,
                "written_mib": None, "queue_dev": r.get("queue_dev"),
                "origin_writes": None, "origin_write_mib": None,
@@ -372,7 +372,7 @@ def read_runs(raw):
             row["fr_writes"] = d["writes"]
             row["forced_per_write"] = d["forced_per_write"]
             for k in ("read_hits", "read_misses", "read_fills", "chunks_written_back",
-                      "prefetched", "pinned_waits"):
+                      "prefetched", "pinned_waits", "drains"):
                 row[k] = d.get(k)
         out.append(row)
         # The read-mostly job's warm phase: a row of its own (no status
@@ -382,6 +382,7 @@ def read_runs(raw):
             wrow = dict(row, workload="readmostly_warm", forced_writebacks=None,
                         fr_writes=None, forced_per_write=None, read_hits=None,
                         read_misses=None, read_fills=None, prefetched=None, pinned_waits=None,
+                        drains=None,
                         chunks_written_back=None, fsyncs=None, origin_writes=None,
                         origin_write_mib=None, origin_kib_per_write=None,
                         origin_flushes=None)
@@ -483,7 +484,7 @@ def main():
     cols = ["set", "fs", "workload", "config", "rep", "value", "p50_us", "p99_us", "p999_us",
             "sync_p50_us", "sync_p99_us", "sync_p999_us", "forced_writebacks", "fr_writes",
             "forced_per_write", "read_hits", "read_misses", "read_fills", "prefetched",
-            "chunks_written_back", "pinned_waits", "fsyncs", "runtime_s", "written_mib",
+            "chunks_written_back", "pinned_waits", "drains", "fsyncs", "runtime_s", "written_mib",
             "origin_writes",
             "origin_write_mib", "origin_kib_per_write", "origin_flushes",
             "guest_cpu_busy", "guest_cpu_kernel", "queue_dev"] + \

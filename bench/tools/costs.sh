@@ -28,6 +28,7 @@ ir, pc = cp["instructions_per_op"], cp["pm_costs_per_op"]
 def fr(kind, irkey):
     c = pc[kind]
     return {"fences": c["fences"], "pm_lines": c["lines"],
+            "pm_lines_read": c.get("lines_read"),
             "line_writes": c["line_writes"], "tag_stores": c["store8"],
             "bytes": c["bytes"], "instructions": ir[irkey],
             "dram_rmw": c.get("rmw"), "dram_lines_every_writer": c.get("global_lines"),
@@ -116,15 +117,15 @@ image of {cp['pm_chunks']} 4 KiB chunks); machine-readable: costs.json.
 
 ## dm-fr, counted (bench/tools/coreprof.c)
 
-| operation (4 KiB) | fences | PM lines written | line writes | 8-byte tag stores | instructions |
-|---|---:|---:|---:|---:|---:|
-| write miss (chunk not cached, empty slot) | {f(m['fences'])} | {f(m['pm_lines'])} | {f(m['line_writes'])} | {f(m['tag_stores'])} | {m['instructions']} |
-| write hit (overwrite of a cached chunk) | {f(h['fences'])} | {f(h['pm_lines'])} | {f(h['line_writes'])} | {f(h['tag_stores'])} | {h['instructions']} |
-| read hit | {f(r['fences'])} | {f(r['pm_lines'])} | {f(r['line_writes'])} | {f(r['tag_stores'])} | {r['instructions']} |
-| writeback, per chunk (batches of 1024, the default) | {f(w['fences'])} (1 per batch) | {f(w['pm_lines'])} | {f(w['line_writes'])} | {f(w['tag_stores'])} | {w['instructions']} |
-| recovery, per chunk (clean image) | {f(rc['fences'])} (none: the scan alone) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {rc['instructions']} |
-| FLUSH / FUA | 0 | 0 | 0 | 0 | (glue only) |
-| raw 4 KiB copy (for scale) | 0 | 64 | 64 | 0 | {raw_ir} |
+| operation (4 KiB) | fences | PM lines written | line writes | 8-byte tag stores | PM lines read | instructions |
+|---|---:|---:|---:|---:|---:|---:|
+| write miss (chunk not cached, empty slot) | {f(m['fences'])} | {f(m['pm_lines'])} | {f(m['line_writes'])} | {f(m['tag_stores'])} | {f(m['pm_lines_read'])} | {m['instructions']} |
+| write hit (overwrite of a cached chunk) | {f(h['fences'])} | {f(h['pm_lines'])} | {f(h['line_writes'])} | {f(h['tag_stores'])} | {f(h['pm_lines_read'])} | {h['instructions']} |
+| read hit | {f(r['fences'])} | {f(r['pm_lines'])} | {f(r['line_writes'])} | {f(r['tag_stores'])} | {f(r['pm_lines_read'])} | {r['instructions']} |
+| writeback, per chunk (batches of 1024, the default) | {f(w['fences'])} (1 per batch) | {f(w['pm_lines'])} | {f(w['line_writes'])} | {f(w['tag_stores'])} | {f(w['pm_lines_read'])} | {w['instructions']} |
+| recovery, per chunk (clean image) | {f(rc['fences'])} (none: the scan alone) | {f(rc['pm_lines'])} | {f(rc['line_writes'])} | {f(rc['tag_stores'])} | {f(rc['pm_lines_read'])} | {rc['instructions']} |
+| FLUSH / FUA | 0 | 0 | 0 | 0 | 0 | (glue only) |
+| raw 4 KiB copy (for scale) | 0 | 64 | 64 | 0 | 0 | {raw_ir} |
 
 ## DRAM lines a write takes from the other CPUs (bench/tools/coreprof.c)
 
@@ -157,16 +158,21 @@ and the block layer write per bio.
 line stored again after a fence goes to the media again. *Instructions*:
 callgrind Ir of the userspace build, the 4 KiB copy included (the raw copy
 alone is {raw_ir}); the writeback figure includes reading the chunk's data
-once into DRAM (the profile's stage copies it; since target 1.9 the kernel
-reads it machine-check safe into one page of scratch and sends the origin
-write from the pinned PM pages, the same reads and fewer DRAM writes; the
-origin I/O is not counted). So every chunk written back is read from PM
-twice: by that check read (64 lines), which keeps poisoned data off the
-origin (a chunk that fails it stays dirty, `unreadable`), and by the
-origin's DMA; dm-writecache's writeback reads it once, the DMA, unchecked.
-Under emulation the check read's copy is most of what dm-fr adds to a
-file system that makes it write back all the time (Btrfs varmail:
-bench/results/btrfs-cpu).
+once into DRAM, as the kernel's stage does (target 1.13, dm-fr/fr-stage.c:
+one `copy_mc_to_kernel` into a pool buffer, from which the origin write is
+sent; the origin I/O is not counted). *PM lines read*: 64-byte lines read
+by machine-check-safe copies (`fr_pm_read`), each read counted: a read
+hit's data, a chunk written back, the tags recovery scans; not the tag
+loads the write path makes. So every chunk written back is read from PM
+once (64 lines; coreprof `--check` fails on more), checked: a chunk whose
+PM cannot be read stays dirty (`unreadable`) instead of sending poison. The
+copy writes 64 lines of DRAM, which the origin's DMA then reads, from a
+pool of 128 KiB per device. From target 1.9 to 1.12 the kernel read it twice, a
+check read into a page of scratch it threw away and the origin's DMA from
+the PM pages (128 lines); dm-writecache's writeback reads it once, the
+DMA, unchecked. Under emulation that check read's copy was most of what
+dm-fr added to a file system that makes it write back all the time
+(Btrfs varmail: bench/results/btrfs-cpu).
 
 Where each count comes from (dm-fr/core/fr-slot.c, fr-wb.c; docs/protocol.md, "Steps and persist
 points"):
