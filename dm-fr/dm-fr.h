@@ -90,6 +90,7 @@ struct fr_stats {
 	u64 pm_errors;
 	u64 read_fills;
 	u64 prefetched;
+	u64 write_bios;		/* not a status field: the writeback's sample */
 };
 
 struct fr_stage;
@@ -181,11 +182,12 @@ struct fr_writeback {
 	atomic_t asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
 	unsigned int backoff_ms;
 	/* Deferral (writeback_work): what the last tick saw, and when. */
-	u64 seen_writes, seen_forced;
+	u64 seen_chunks, seen_bios, seen_forced;
 	unsigned long passed_at;	/* start of the last full pass */
 	unsigned long busy_at;		/* the last tick that saw writes */
+	unsigned long both_at;		/* the last scan for both-dirty slots */
 	/* Drain (wb_sample): the data outgrow the PM. */
-	u64 sample_writes, sample_forced;
+	u64 sample_chunks, sample_bios, sample_forced;
 	bool draining;
 	u64 drains;			/* times a drain began (status) */
 	bool stopped;			/* suspended or being destroyed */

@@ -55,7 +55,7 @@ struct fr_fill {
 	struct fr_fill *next;		/* the bio's next fill */
 	fr_ochunk_t key;
 	struct fr_stamp stamp;		/* its stripe at map: fr-stripe.h */
-	struct page *page;		/* 2^order pages, chunk-sized */
+	struct page *page;		/* chunk-sized: the pool's kmalloc'd, a prefetch's 2^order pages */
 	void *data;
 };
 
@@ -470,14 +470,19 @@ int fr_fill_create(struct dm_fr *fr)
 	fr->fills.pool = kcalloc(fr->fills.pool_size, sizeof(*fr->fills.pool), GFP_KERNEL);
 	if (!fr->fills.pool)
 		return -ENOMEM;
+	/*
+	 * kmalloc, chunk-sized and so naturally aligned and contiguous: read
+	 * into by page like alloc_pages memory, and counted in the slab like
+	 * the rest of the target's DRAM.
+	 */
 	for (i = 0; i < fr->fills.pool_size; i++) {
-		struct page *page = alloc_pages(GFP_KERNEL, fr->fills.order);
+		void *data = kmalloc(chunk_bytes, GFP_KERNEL);
 
-		if (!page)
+		if (!data)
 			return -ENOMEM;
 		fr->fills.pool[i].fr = fr;
-		fr->fills.pool[i].page = page;
-		fr->fills.pool[i].data = page_address(page);
+		fr->fills.pool[i].page = virt_to_page(data);
+		fr->fills.pool[i].data = data;
 	}
 	init_llist_head(&fr->fills.ready);
 	INIT_WORK(&fr->fills.work, fr_fill_work);
@@ -497,8 +502,7 @@ void fr_fill_destroy(struct dm_fr *fr)
 	/* Suspended first: every prefetch read completed and was installed. */
 	WARN_ON_ONCE(atomic_read(&fr->fills.prefetch_bufs));
 	for (i = 0; i < fr->fills.pool_size; i++)
-		if (fr->fills.pool[i].page)
-			__free_pages(fr->fills.pool[i].page, fr->fills.order);
+		kfree(fr->fills.pool[i].data);
 	kfree(fr->fills.pool);
 }
 

@@ -210,6 +210,7 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	case FR_WRITE_DONE:
 		fr_stat_add(fr, write_hits, res.hits);
 		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+		fr_stat_add(fr, write_bios, 1);
 		fr_writeback_note_dirty(fr);
 		break;
 	}
@@ -317,6 +318,7 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 	} else {
 		fr_stat_add(fr, write_hits, res.hits);
 		fr_stat_add(fr, write_misses, res.chunks - res.hits);
+		fr_stat_add(fr, write_bios, 1);
 		fr_writeback_note_dirty(fr);
 	}
 	bio_endio(bio);

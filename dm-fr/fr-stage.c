@@ -432,8 +432,8 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, enum fr_stage_owner owner)
 	st->fr = fr;
 	st->for_victim = owner == FR_STAGE_VICTIM;
 	init_completion(&st->sub.done);
-	/* A run of held sectors is at least one sector, with a hole after it. */
-	st->max_ext = DIV_ROUND_UP(FR_STAGE_BUF_BYTES >> SECTOR_SHIFT, 2);
+	/* An extent holds at least one sector of the buffer. */
+	st->max_ext = FR_STAGE_BUF_BYTES >> SECTOR_SHIFT;
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
 	if (!st->ext) {
 		fr_stage_destroy(st);
@@ -469,6 +469,8 @@ struct fr_bufs *fr_stage_pool_create(void)
 
 	if (!pool)
 		return NULL;
+	/* A buffer holds a whole chunk of the largest size. */
+	BUILD_BUG_ON((FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT) > FR_STAGE_BUF_BYTES);
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->free);
 	init_waitqueue_head(&pool->wait);
