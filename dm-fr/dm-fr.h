@@ -174,7 +174,7 @@ struct fr_writeback {
 	unsigned long *pinned;		/* cache.pinned: origin writes of PM */
 	wait_queue_head_t pin_wait;	/* a pin cleared */
 	struct fr_victims *victim_stages;
-	struct fr_bufs *bufs;		/* the stages' DRAM (fr-stage.c) */
+	struct fr_bufs *bufs[2];	/* the stages' DRAM, by owner (fr-stage.c) */
 	struct fr_stage *stage;		/* the worker's batches' */
 	struct fr_wb_snap *snaps;
 	u64 cursor;

@@ -12,9 +12,9 @@
  * core's clear then sees it rewritten and leaves it dirty, and the pins only
  * keep two origin writes of one slot apart.
  *
- * The buffers are a fixed pool of the target's (FR_STAGE_BUFS of
- * FR_STAGE_BUF_BYTES), shared by the worker's batches and the victim
- * writes. A stage takes one before the core stages into it (reset, or the
+ * The buffers are two fixed pools of the target's: two of 128 KiB for the
+ * worker's batches, four of 32 KiB shared by the victim writes. A stage
+ * takes one before the core stages into it (reset, or the
  * send op between chunks: never under a slot lock), sends it once it has no
  * room for another chunk and takes the next, so staging goes on while the
  * origin writes of the last buffer are in flight; a buffer goes back to the
@@ -35,13 +35,22 @@
 #include "fr-stage.h"
 
 /*
- * The pool: 128 KiB of DRAM whatever the PM's size (the DRAM per GiB of PM
- * stays a bitmap's), four buffers so that a batch can fill one while
- * another is on its way and victim writes still find one. A buffer holds at
- * least one chunk (FR_MAX_CHUNK_SECTORS is 32 KiB).
+ * The pools: 384 KiB of DRAM whatever the PM's size (the DRAM per GiB of PM
+ * stays a bitmap's). A batch fills one buffer while the other is on its
+ * way; 128 KiB sorted at once keep the origin's requests large where the
+ * batch takes two streams at once (both chunks of both-dirty slots, whose
+ * keys lie apart): 32 KiB buffers sent sequential overflow 15 KiB requests.
+ * A victim write is one chunk, or a write's victims, which lie side by side
+ * on the origin and merge under its plug: four small buffers, so that
+ * several run at once. A buffer holds a chunk of the largest size (32 KiB).
  */
-#define FR_STAGE_BUF_BYTES	(32 << 10)
-#define FR_STAGE_BUFS		4
+static const struct {
+	u32 bytes;
+	unsigned int nr;
+} fr_pool_size[] = {
+	[FR_STAGE_BATCH] = { 128 << 10, 2 },
+	[FR_STAGE_VICTIM] = { 32 << 10, 4 },
+};
 
 /* Data staged for the origin: a run of sectors in the stage's buffer. */
 struct fr_extent {
@@ -64,14 +73,16 @@ struct fr_buf {
 	struct fr_submit *sub;		/* the stage that sent it */
 	atomic_t pending;		/* bios in flight, plus one while sending */
 	u32 used;			/* bytes staged into it */
-	u8 *data;			/* FR_STAGE_BUF_BYTES, kmalloc'd */
+	u8 *data;			/* pool->bytes, kmalloc'd */
 };
 
 struct fr_bufs {
 	spinlock_t lock;		/* free; taken in bio completion */
 	struct list_head free;
 	wait_queue_head_t wait;		/* a buffer came back */
-	struct fr_buf buf[FR_STAGE_BUFS];
+	u32 bytes;			/* of each buffer */
+	unsigned int nr;
+	struct fr_buf buf[];
 };
 
 /*
@@ -80,6 +91,7 @@ struct fr_bufs {
  */
 struct fr_stage {
 	struct dm_fr *fr;
+	struct fr_bufs *pool;		/* its owner's (fr->wb.bufs) */
 	struct fr_buf *buf;		/* being filled; NULL between batches */
 	struct fr_extent *ext;
 	u32 nr_ext, max_ext;
@@ -285,10 +297,10 @@ static void stage_send_ready(void *ctx)
 	struct fr_stage *st = ctx;
 	u32 chunk_bytes = st->fr->cache.geo.chunk_sectors << SECTOR_SHIFT;
 
-	if (st->error || st->buf->used + chunk_bytes <= FR_STAGE_BUF_BYTES)
+	if (st->error || st->buf->used + chunk_bytes <= st->pool->bytes)
 		return;
 	stage_send(st);
-	st->buf = buf_get(st->fr->wb.bufs);
+	st->buf = buf_get(st->pool);
 }
 
 /* Forget what was staged of the current chunk (its PM data failed). */
@@ -326,7 +338,7 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	}
 	/* A buffer has room for a whole chunk (stage_send_ready sends). */
 	if (WARN_ON_ONCE(st->nr_ext == st->max_ext ||
-			 buf->used + bytes > FR_STAGE_BUF_BYTES)) {
+			 buf->used + bytes > st->pool->bytes)) {
 		st->error = -EOVERFLOW;
 		return st->error;
 	}
@@ -411,7 +423,7 @@ void fr_stage_reset(struct fr_stage *st)
 	st->error = 0;
 	st->chunk = U64_MAX;
 	st->unreadable = 0;
-	st->buf = buf_get(st->fr->wb.bufs);
+	st->buf = buf_get(st->pool);
 }
 
 void fr_stage_destroy(struct fr_stage *st)
@@ -430,10 +442,11 @@ struct fr_stage *fr_stage_create(struct dm_fr *fr, enum fr_stage_owner owner)
 	if (!st)
 		return NULL;
 	st->fr = fr;
+	st->pool = fr->wb.bufs[owner];
 	st->for_victim = owner == FR_STAGE_VICTIM;
 	init_completion(&st->sub.done);
 	/* An extent holds at least one sector of the buffer. */
-	st->max_ext = FR_STAGE_BUF_BYTES >> SECTOR_SHIFT;
+	st->max_ext = st->pool->bytes >> SECTOR_SHIFT;
 	st->ext = kvmalloc_array(st->max_ext, sizeof(*st->ext), GFP_KERNEL);
 	if (!st->ext) {
 		fr_stage_destroy(st);
@@ -453,7 +466,7 @@ void fr_stage_pool_destroy(struct fr_bufs *pool)
 
 	if (!pool)
 		return;
-	for (i = 0; i < FR_STAGE_BUFS; i++)
+	for (i = 0; i < pool->nr; i++)
 		kfree(pool->buf[i].data);
 	kfree(pool);
 }
@@ -462,23 +475,25 @@ void fr_stage_pool_destroy(struct fr_bufs *pool)
  * The target's buffers. kmalloc: they are written to the origin by page
  * (virt_to_page), and counted in the slab like the rest of the target.
  */
-struct fr_bufs *fr_stage_pool_create(void)
+struct fr_bufs *fr_stage_pool_create(enum fr_stage_owner owner)
 {
-	struct fr_bufs *pool = kzalloc(sizeof(*pool), GFP_KERNEL);
-	unsigned int i;
+	unsigned int i, nr = fr_pool_size[owner].nr;
+	struct fr_bufs *pool = kzalloc(struct_size(pool, buf, nr), GFP_KERNEL);
 
 	if (!pool)
 		return NULL;
 	/* A buffer holds a whole chunk of the largest size. */
-	BUILD_BUG_ON((FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT) > FR_STAGE_BUF_BYTES);
+	BUILD_BUG_ON((FR_MAX_CHUNK_SECTORS << SECTOR_SHIFT) > (32 << 10));
+	pool->bytes = fr_pool_size[owner].bytes;
+	pool->nr = nr;
 	spin_lock_init(&pool->lock);
 	INIT_LIST_HEAD(&pool->free);
 	init_waitqueue_head(&pool->wait);
-	for (i = 0; i < FR_STAGE_BUFS; i++) {
+	for (i = 0; i < nr; i++) {
 		struct fr_buf *buf = &pool->buf[i];
 
 		buf->pool = pool;
-		buf->data = kmalloc(FR_STAGE_BUF_BYTES, GFP_KERNEL);
+		buf->data = kmalloc(pool->bytes, GFP_KERNEL);
 		if (!buf->data) {
 			fr_stage_pool_destroy(pool);
 			return NULL;

@@ -20,8 +20,8 @@ enum fr_stage_owner {
 
 extern const struct fr_wb_ops fr_stage_ops;
 
-/* The target's DRAM buffers, shared by its stages (fr->wb.bufs). */
-struct fr_bufs *fr_stage_pool_create(void);
+/* The target's DRAM buffers for one owner's stages (fr->wb.bufs[owner]). */
+struct fr_bufs *fr_stage_pool_create(enum fr_stage_owner owner);
 void fr_stage_pool_destroy(struct fr_bufs *pool);
 
 struct fr_stage *fr_stage_create(struct dm_fr *fr, enum fr_stage_owner owner);

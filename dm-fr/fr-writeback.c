@@ -684,10 +684,12 @@ int fr_writeback_create(struct dm_fr *fr)
 	fr->cache.pinned = fr->wb.pinned;
 	/* Origin writes go out from the stages' own copies (fr-stage.c). */
 	fr->cache.stage_copies = true;
-	fr->wb.bufs = fr_stage_pool_create();
+	fr->wb.bufs[FR_STAGE_BATCH] = fr_stage_pool_create(FR_STAGE_BATCH);
+	fr->wb.bufs[FR_STAGE_VICTIM] = fr_stage_pool_create(FR_STAGE_VICTIM);
 	fr->wb.victim_stages = victim_stages_alloc(fr);
 	fr->wb.wq = alloc_workqueue("dm-fr-wb", WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
-	if (!fr->wb.pinned || !fr->wb.bufs || !fr->wb.victim_stages ||
+	if (!fr->wb.pinned || !fr->wb.bufs[FR_STAGE_BATCH] ||
+	    !fr->wb.bufs[FR_STAGE_VICTIM] || !fr->wb.victim_stages ||
 	    !fr->wb.wq)
 		return -ENOMEM;
 	return fr_writeback_set_jobs(fr, fr_tunable(fr, writeback_jobs));
@@ -704,8 +706,10 @@ void fr_writeback_destroy(struct dm_fr *fr)
 	fr->wb.snaps = NULL;
 	victim_stages_free(fr->wb.victim_stages);
 	fr->wb.victim_stages = NULL;
-	fr_stage_pool_destroy(fr->wb.bufs);
-	fr->wb.bufs = NULL;
+	fr_stage_pool_destroy(fr->wb.bufs[FR_STAGE_BATCH]);
+	fr_stage_pool_destroy(fr->wb.bufs[FR_STAGE_VICTIM]);
+	fr->wb.bufs[FR_STAGE_BATCH] = NULL;
+	fr->wb.bufs[FR_STAGE_VICTIM] = NULL;
 	fr->cache.pinned = NULL;
 	bitmap_free(fr->wb.pinned);
 	fr->wb.pinned = NULL;

@@ -167,7 +167,7 @@ loads the write path makes. So every chunk written back is read from PM
 once (64 lines; coreprof `--check` fails on more), checked: a chunk whose
 PM cannot be read stays dirty (`unreadable`) instead of sending poison. The
 copy writes 64 lines of DRAM, which the origin's DMA then reads, from a
-pool of 128 KiB per device. From target 1.9 to 1.12 the kernel read it twice, a
+pool of 384 KiB per device. From target 1.9 to 1.12 the kernel read it twice, a
 check read into a page of scratch it threw away and the origin's DMA from
 the PM pages (128 lines); dm-writecache's writeback reads it once, the
 DMA, unchecked. Under emulation that check read's copy was most of what
