@@ -369,9 +369,17 @@ static void wb_activity(struct dm_fr *fr, u64 *chunks, u64 *bios, u64 *forced)
 		b += READ_ONCE(s->write_bios);
 		f += READ_ONCE(s->forced_writebacks);
 	}
-	*chunks = c - fr->wb.seen_chunks;
-	*bios = b - fr->wb.seen_bios;
-	*forced = f - fr->wb.seen_forced;
+	if (c < fr->wb.seen_chunks || b < fr->wb.seen_bios ||
+	    f < fr->wb.seen_forced) {
+		/* clear_stats zeroed them: this tick counts nothing. */
+		*chunks = 0;
+		*bios = 0;
+		*forced = 0;
+	} else {
+		*chunks = c - fr->wb.seen_chunks;
+		*bios = b - fr->wb.seen_bios;
+		*forced = f - fr->wb.seen_forced;
+	}
 	fr->wb.seen_chunks = c;
 	fr->wb.seen_bios = b;
 	fr->wb.seen_forced = f;
