@@ -3,7 +3,7 @@
  * Origin I/O: every bio dm-fr sends to the origin is made and sent here.
  *
  *   the read fill    fr_origin_bio + fr_origin_submit, into the fill pool
- *   writeback        fr_origin_bio + fr_origin_submit, from the PM pages
+ *   writeback        fr_origin_bio + fr_origin_submit, from copies in DRAM
  *                    (pinned: fr-stage.c); then fr_origin_flush before
  *                    any dirty flag is cleared
  *   deferred bios    fr_origin_clone_wait: a mixed read's origin part, a

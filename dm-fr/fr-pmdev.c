@@ -76,7 +76,11 @@ static long fr_dax_piece(struct dm_fr *fr, u64 pos, long nr,
 	dax_read_unlock(id);
 	if (r <= 0)
 		return r ? r : -ERANGE;
-	/* Writeback sends bios straight from PM pages (fr-stage.c). */
+	/*
+	 * Target 1.9 to 1.12 sent writeback bios from the PM pages; since 1.13
+	 * writeback sends copies (fr-stage.c) and nothing needs the pages, but
+	 * the refusal stays until a PM without them can be tested here.
+	 */
 	if (!pfn_t_has_page(*pfn))
 		return -ENOTBLK;
 	if (!pos)
