@@ -350,6 +350,5 @@ int fr_writeback_all(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim);
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last);
-void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p);
 
 #endif /* DM_FR_H */

@@ -194,14 +194,17 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 
 	out = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
 		       fr_bio_payload, &cur, &res);
-	fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ||
-				 out == FR_WRITE_PINNED ? FR_STRIPE_KEPT :
-				 FR_STRIPE_CHANGED);
+	fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ?
+				 FR_STRIPE_KEPT : FR_STRIPE_CHANGED);
 	switch (out) {
 	case FR_WRITE_NEED_CLEAN:
-	case FR_WRITE_PINNED:
 		fr_queue_io(fr, io, FR_IO_WRITE);
 		return DM_MAPIO_SUBMITTED;
+	case FR_WRITE_PINNED:
+		/* Never: the target's stages copy (c->stage_copies). */
+		WARN_ON_ONCE(1);
+		bio->bi_status = BLK_STS_IOERR;
+		break;
 	case FR_WRITE_BYPASS:
 		return fr_map_bypass(fr, bio, io, res.bypass);
 	case FR_WRITE_FAILED:
@@ -256,9 +259,8 @@ static void fr_deferred_bypass(struct dm_fr *fr, struct bio *bio)
  * for it), a write of several the victims of its slots as one range,
  * also beside the batch (one flush for all of them); then it tries again.
  * No slot lock is held across either: they take the slots' locks
- * themselves. A write whose chunk to store into is pinned (its old data on
- * its way to the origin) waits for that writeback to finish, and tries
- * again.
+ * themselves. The chunk a write stores into may be in flight: the stages
+ * send copies (c->stage_copies), so the core never answers FR_WRITE_PINNED.
  *
  * If the origin refuses the batch, the data stays dirty on PM and the write
  * is tried again later, FR_CLEAN_RETRIES times with growing delays: the
@@ -281,19 +283,14 @@ static void fr_deferred_write(struct dm_fr *fr, struct fr_io *io,
 		fr_lock_range(fr, first, last, &ls);
 		out = fr_write(&fr->cache, bio->bi_iter.bi_sector,
 			       bio_sectors(bio), fr_bio_payload, &cur, &res);
-		fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ||
-				out == FR_WRITE_PINNED ? FR_STRIPE_KEPT :
-				FR_STRIPE_CHANGED);
+		fr_unlock_range(fr, &ls, out == FR_WRITE_NEED_CLEAN ?
+				FR_STRIPE_KEPT : FR_STRIPE_CHANGED);
 		if (out == FR_WRITE_BYPASS && first == last) {
 			fr_deferred_bypass(fr, bio);
 			return;
 		}
-		/* (Not with c->stage_copies, which writeback sets: fr-stage.c) */
-		if (out == FR_WRITE_PINNED) {
-			fr_stat_add(fr, pinned_waits, 1);
-			fr_writeback_wait_unpinned(fr, res.victim);
-			continue;
-		}
+		/* FR_WRITE_PINNED never comes: the stages copy. */
+		WARN_ON_ONCE(out == FR_WRITE_PINNED);
 		if (out != FR_WRITE_NEED_CLEAN)
 			break;
 		fr_stat_add(fr, forced_writebacks, 1);

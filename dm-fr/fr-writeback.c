@@ -190,15 +190,6 @@ int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 }
 
 /*
- * For a write whose chunk to store into is pinned: until the origin write
- * that reads it is done (one origin write and one flush at most).
- */
-void fr_writeback_wait_unpinned(struct dm_fr *fr, fr_pchunk_t p)
-{
-	wait_event(fr->wb.pin_wait, !fr_chunk_pinned(&fr->cache, p));
-}
-
-/*
  * For a write of several chunks that must displace the dirty chunk victim:
  * the victims of its other chunks lie in the slots after the victim's, up
  * to last, the slot of its last chunk (a region's chunks are placed in
