@@ -347,6 +347,7 @@ static inline void fr_writeback_note_dirty(struct dm_fr *fr)
 		fr_writeback_wake(fr);
 }
 int fr_writeback_all(struct dm_fr *fr);
+void fr_writeback_final(struct dm_fr *fr);
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs);
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim);
 int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last);

@@ -217,7 +217,10 @@ static void fr_presuspend_undo(struct dm_target *ti)
 	fr_writeback_start(ti->private);
 }
 
-/* No origin write of cached data after this, and no deferred bio. */
+/*
+ * No origin write of cached data after this, and no deferred bio. In
+ * cleaner mode the dirty data is written back first (fr_writeback_final).
+ */
 static void fr_postsuspend(struct dm_target *ti)
 {
 	struct dm_fr *fr = ti->private;
@@ -225,6 +228,8 @@ static void fr_postsuspend(struct dm_target *ti)
 	fr_writeback_stop(fr);
 	fr_prefetch_wait(fr);
 	flush_workqueue(fr->io_wq);
+	if (READ_ONCE(fr->cleaner) && fr->pm_ready)
+		fr_writeback_final(fr);
 }
 
 static int fr_preresume(struct dm_target *ti)
@@ -381,6 +386,8 @@ static int msg_flush(struct dm_fr *fr, unsigned int argc, char **argv,
 	}
 	if (r == -EBUSY)
 		*why = "the device is suspended, or was suspended during the flush";
+	else if (r == -EINTR)
+		*why = "interrupted: what was written back stays written back";
 	else if (r == -EHWPOISON)
 		*why = "the data of the dirty chunks left cannot be read from PM (status: unreadable)";
 	else if (r)
@@ -523,7 +530,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 13, 0},
+	.version = {1, 14, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

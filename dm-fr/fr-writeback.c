@@ -261,7 +261,8 @@ static unsigned int dirty_percent(struct dm_fr *fr)
  * has not pinned. Between batches the lock is dropped, so the flush
  * message and the writers around PM are not held up a whole pass.
  */
-static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
+static int writeback_pass(struct dm_fr *fr, bool to_low_watermark,
+			  bool for_cleaner)
 {
 	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
 				    fr_tunable(fr, writeback_jobs)) + 2;
@@ -276,6 +277,9 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark)
 	       !READ_ONCE(fr->wb.stopped)) {
 		if (to_low_watermark &&
 		    dirty_percent(fr) < fr_tunable(fr, low_watermark))
+			break;
+		/* cleaner off (frctl detach interrupted): stop here. */
+		if (for_cleaner && !READ_ONCE(fr->cleaner))
 			break;
 		if (both_first) {
 			r = wb_batch(fr, &fr->wb.both_cursor, FR_WB_BOTH_DIRTY,
@@ -534,12 +538,16 @@ static void writeback_work(struct work_struct *work)
 		fr->wb.sample_forced = 0;
 	}
 
-	if (READ_ONCE(fr->cleaner) || (period && wb_pass_due(fr))) {
-		r = writeback_pass(fr, false);
+	if (period && wb_pass_due(fr)) {
+		r = writeback_pass(fr, false, false);
 		if (!r)
 			fr->wb.passed_at = start;
+	} else if (READ_ONCE(fr->cleaner)) {
+		r = writeback_pass(fr, false, true);
+		if (!r && READ_ONCE(fr->cleaner))
+			fr->wb.passed_at = start;
 	} else if (wb_over_high_watermark(fr)) {
-		r = writeback_pass(fr, true);
+		r = writeback_pass(fr, true, false);
 	} else if (period && chunks && writeback_both_due(fr, forced)) {
 		r = writeback_both(fr);
 	}
@@ -574,22 +582,30 @@ static void writeback_work(struct work_struct *work)
  * ahead of its cursor use up its budget, and a batch whose chunks were all
  * rewritten cleans none and ends it. No victim write runs meanwhile
  * (wb.victim_lock): the sweep would skip a chunk one has in flight, and return
- * before that write is on the origin.
+ * before that write is on the origin. A suspend stops it at a batch
+ * boundary (-EBUSY, unless it is the suspend's own sweep), and so does a
+ * fatal signal to the caller (-EINTR): a flush can be interrupted, and what
+ * it wrote back stays written back.
  */
-int fr_writeback_all(struct dm_fr *fr)
+static int writeback_sweep(struct dm_fr *fr, bool suspending)
 {
 	u64 cursor = 0, written = 0;
 	u32 unreadable, skipped = 0;
 	int r;
 
-	if (READ_ONCE(fr->wb.stopped))
+	if (!suspending && READ_ONCE(fr->wb.stopped))
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
 	down_write(&fr->wb.victim_lock);
 	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
-		if (READ_ONCE(fr->wb.stopped)) {
+		if (!suspending && READ_ONCE(fr->wb.stopped)) {
 			r = -EBUSY;
+			goto out;
+		}
+		/* Its caller was killed (Ctrl-C on frctl or dmsetup). */
+		if (fatal_signal_pending(current)) {
+			r = -EINTR;
 			goto out;
 		}
 		r = wb_batch(fr, &cursor, FR_WB_TO_END, &unreadable);
@@ -610,6 +626,33 @@ out:
 	up_write(&fr->wb.victim_lock);
 	mutex_unlock(&fr->flush_lock);
 	return r;
+}
+
+int fr_writeback_all(struct dm_fr *fr)
+{
+	return writeback_sweep(fr, false);
+}
+
+/*
+ * The last sweep of a device in cleaner mode, from postsuspend: no bio is
+ * in flight or mapped any more, so the dirty set only shrinks, and the
+ * suspend returns with the origin complete unless the origin failed or PM
+ * could not be read (chunks_dirty in the status says). This is what lets
+ * a table swap after "cleaner on" (frctl detach) leave nothing behind: the
+ * worker drains while writes come, and what the last writes dirtied goes
+ * here, before the suspend returns and the new table takes over.
+ */
+void fr_writeback_final(struct dm_fr *fr)
+{
+	int r;
+
+	if (!fr_count_dirty(&fr->cache))
+		return;
+	r = writeback_sweep(fr, true);
+	if (r)
+		DMWARN("%s: suspend in cleaner mode: %llu dirty chunks left on PM (%d)",
+		       dm_table_device_name(fr->ti->table),
+		       (unsigned long long)fr_count_dirty(&fr->cache), r);
 }
 
 int fr_writeback_set_jobs(struct dm_fr *fr, unsigned int jobs)

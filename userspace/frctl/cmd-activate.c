@@ -133,6 +133,41 @@ static bool nothing_to_activate(int r)
 	return r == -ENOENT || r == -EUCLEAN;
 }
 
+/*
+ * A PM that frctl attach put in front of the device-mapper device NAME
+ * (origin id "attach:NAME"): NAME takes it back, by the same table swap,
+ * once NAME exists; it keeps its name (frtab's is not used). Until then
+ * the PM waits, and the guard holds NAME (frctl(8), GUARD).
+ */
+static int activate_attached(const char *pm, const struct sb_info *si,
+			     const struct table_opts *to)
+{
+	const char *name = si->origin_id + strlen(FR_ATTACH_ID_PREFIX);
+	struct fr_dev d;
+	int r;
+
+	r = fr_dev_get(name, &d);
+	if (r == -ENOENT) {
+		printf("%s: waiting for %s, the device it was attached to\n", pm,
+		       name);
+		pending_remember(si->uuid_hex, pm);
+		return 0;
+	}
+	if (r)
+		return FR_EXIT_OPERATIONAL;
+	if (d.is_fr) {
+		printf("%s: %s has a PM in front of it already\n", pm, name);
+		pending_forget(si->uuid_hex);
+		return 0;
+	}
+	r = attach_again(name, pm, si, to);
+	if (!r) {
+		printf("%s: attached to %s again\n", pm, name);
+		pending_forget(si->uuid_hex);
+	}
+	return r;
+}
+
 static int activate_pm(const char *pm)
 {
 	char dm_uuid[40], name[FRCTL_DM_NAME_LEN];
@@ -162,6 +197,8 @@ static int activate_pm(const char *pm)
 		pending_forget(hex);
 		return 0;
 	}
+	if (!strncmp(id, FR_ATTACH_ID_PREFIX, strlen(FR_ATTACH_ID_PREFIX)))
+		return activate_attached(pm, &si, &to);
 	if (origin_resolve_id(id, origin, sizeof(origin))) {
 		printf("%s: waiting for origin %s\n", pm, id);
 		pending_remember(hex, pm);

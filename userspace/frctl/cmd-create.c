@@ -22,8 +22,7 @@ void table_opts_init(struct table_opts *t)
 		t->tun[i] = -1;
 }
 
-static void table_opts_string(const struct table_opts *t, char *out,
-			      size_t len)
+void table_opts_string(const struct table_opts *t, char *out, size_t len)
 {
 	char args[400] = "";
 	int i, n = 0;

@@ -124,7 +124,7 @@ static int geo_params(const struct geo_opts *go, u64 pm_bytes,
 	return 0;
 }
 
-static void new_uuid(u8 uuid[16])
+void new_uuid(u8 uuid[16])
 {
 	size_t got = 0;
 	ssize_t n;

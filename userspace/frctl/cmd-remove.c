@@ -4,6 +4,7 @@
  * with a progress bar), and remove a device (after a flush unless told).
  */
 #include <getopt.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -31,6 +32,7 @@ static int flush_device(const char *name, bool quiet)
 {
 	struct fr_dev d;
 	u64 start, chunk;
+	char b1[32];
 	pid_t pid;
 	int status, r;
 
@@ -62,10 +64,17 @@ static int flush_device(const char *name, bool quiet)
 		if (!fr_dev_get(name, &d) && d.is_fr && !d.parse_error)
 			draw_bar(name, start, d.st.chunks_dirty, chunk);
 		if (frctl_interrupted) {
+			/* The child's flush stops at its next batch (1.14). */
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
 			printf("\n");
-			fr_err("interrupted; the kernel goes on flushing %s in the background",
-			       name);
-			return FR_EXIT_OPERATIONAL;
+			if (!fr_dev_get(name, &d) && d.is_fr && !d.parse_error)
+				fr_err("interrupted; %s stays dirty on %s (what was written back stays written back)",
+				       fmt_bytes(b1, sizeof(b1), d.st.chunks_dirty * chunk),
+				       name);
+			else
+				fr_err("interrupted");
+			return FR_EXIT_CANCELED;
 		}
 		nanosleep(&ts, NULL);
 	}
@@ -146,6 +155,11 @@ int cmd_remove(int argc, char **argv)
 	r = get_fr_dev(name, &d);
 	if (r)
 		return r;
+	if (fr_dev_attached(&d)) {
+		fr_err("%s was made by frctl attach: take its PM away with frctl detach %s (remove would take the device itself away)",
+		       name, name);
+		return FR_EXIT_OPERATIONAL;
+	}
 	if (flush) {
 		/* New writes go through; then drain what is dirty. */
 		if (dmw_message(name, "cleaner on"))

@@ -208,8 +208,20 @@ bool dmw_target_registered(const char *target)
 	return found;
 }
 
-static int create_flags(const char *name, const char *dm_uuid, uint64_t len,
-			const char *target, const char *params, uint16_t flags,
+static int add_targets(struct dm_task *dmt, const struct dmw_target *t,
+		       int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!dm_task_add_target(dmt, t[i].start, t[i].len, t[i].type,
+					t[i].params))
+			return 0;
+	return 1;
+}
+
+static int create_flags(const char *name, const char *dm_uuid,
+			const struct dmw_target *t, int n, uint16_t flags,
 			dev_t *rdev)
 {
 	struct dm_task *dmt = dm_task_create(DM_DEVICE_CREATE);
@@ -220,7 +232,7 @@ static int create_flags(const char *name, const char *dm_uuid, uint64_t len,
 	if (!dmt)
 		return -ENOMEM;
 	ok = dm_task_set_name(dmt, name) && dm_task_set_uuid(dmt, dm_uuid) &&
-	     dm_task_add_target(dmt, 0, len, target, params) &&
+	     add_targets(dmt, t, n) &&
 	     dm_task_set_cookie(dmt, &cookie, flags) && dm_task_run(dmt);
 	/* The device exists even if its number cannot be had: rdev 0 then. */
 	*rdev = ok && dm_task_get_info(dmt, &info) && info.exists ?
@@ -234,7 +246,10 @@ static int create_flags(const char *name, const char *dm_uuid, uint64_t len,
 int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 	       const char *target, const char *params, dev_t *rdev)
 {
-	return create_flags(name, dm_uuid, len, target, params, 0, rdev);
+	struct dmw_target t = { 0, len, "", (char *)params };
+
+	snprintf(t.type, sizeof(t.type), "%s", target);
+	return create_flags(name, dm_uuid, &t, 1, 0, rdev);
 }
 
 /*
@@ -244,9 +259,152 @@ int dmw_create(const char *name, const char *dm_uuid, uint64_t len,
 int dmw_create_hidden(const char *name, const char *dm_uuid, uint64_t len,
 		      const char *target, const char *params, dev_t *rdev)
 {
-	return create_flags(name, dm_uuid, len, target, params,
+	struct dmw_target t = { 0, len, "", (char *)params };
+
+	snprintf(t.type, sizeof(t.type), "%s", target);
+	return dmw_create_hidden_table(name, dm_uuid, &t, 1, rdev);
+}
+
+int dmw_create_hidden_table(const char *name, const char *dm_uuid,
+			    const struct dmw_target *t, int n, dev_t *rdev)
+{
+	return create_flags(name, dm_uuid, t, n,
 			    DM_UDEV_DISABLE_DISK_RULES_FLAG |
 			    DM_UDEV_DISABLE_OTHER_RULES_FLAG, rdev);
+}
+
+/* Every target of a device's live table; free with dmw_table_free. */
+int dmw_table_get(const char *name, struct dmw_target **out, int *count)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_TABLE);
+	struct dmw_target *t = NULL, *nt;
+	struct dm_info info;
+	uint64_t start, len;
+	char *ttype = NULL, *params = NULL;
+	void *next = NULL;
+	int n = 0, r = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (!dmt)
+		return -ENOMEM;
+	if (!dm_task_set_name(dmt, name) || !dm_task_run(dmt) ||
+	    !dm_task_get_info(dmt, &info)) {
+		dm_task_destroy(dmt);
+		return -EIO;
+	}
+	if (!info.exists) {
+		dm_task_destroy(dmt);
+		return -ENOENT;
+	}
+	do {
+		next = dm_get_next_target(dmt, next, &start, &len, &ttype,
+					  &params);
+		if (!ttype)
+			break;
+		nt = realloc(t, (size_t)(n + 1) * sizeof(*t));
+		if (!nt) {
+			r = -ENOMEM;
+			break;
+		}
+		t = nt;
+		t[n].start = start;
+		t[n].len = len;
+		snprintf(t[n].type, sizeof(t[n].type), "%s", ttype);
+		t[n].params = strdup(params ? params : "");
+		if (!t[n].params) {
+			r = -ENOMEM;
+			break;
+		}
+		n++;
+	} while (next);
+	dm_task_destroy(dmt);
+	if (r) {
+		dmw_table_free(t, n);
+		return r;
+	}
+	*out = t;
+	*count = n;
+	return 0;
+}
+
+void dmw_table_free(struct dmw_target *t, int n)
+{
+	int i;
+
+	for (i = 0; i < n && t; i++)
+		free(t[i].params);
+	free(t);
+}
+
+int dmw_info(const char *name, struct dmw_info *di)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_INFO);
+	struct dm_info info;
+	int r = -EIO;
+
+	memset(di, 0, sizeof(*di));
+	if (!dmt)
+		return -ENOMEM;
+	if (dm_task_set_name(dmt, name) && dm_task_run(dmt) &&
+	    dm_task_get_info(dmt, &info)) {
+		r = info.exists ? 0 : -ENOENT;
+		di->suspended = info.suspended;
+		di->live_table = info.live_table;
+		di->inactive_table = info.inactive_table;
+		di->read_only = info.read_only;
+		di->open_count = info.open_count;
+		di->rdev = makedev(info.major, info.minor);
+	}
+	dm_task_destroy(dmt);
+	return r;
+}
+
+/* Load a table into the device's inactive slot: the live one goes on. */
+int dmw_reload(const char *name, const struct dmw_target *t, int n)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_RELOAD);
+	int ok;
+
+	if (!dmt)
+		return -ENOMEM;
+	ok = dm_task_set_name(dmt, name) && add_targets(dmt, t, n) &&
+	     dm_task_run(dmt);
+	dm_task_destroy(dmt);
+	return ok ? 0 : -EIO;
+}
+
+/* Suspend (I/O in flight completes, new I/O waits), resume, clear. */
+static int simple_task(const char *name, int type, bool udev)
+{
+	struct dm_task *dmt = dm_task_create(type);
+	uint32_t cookie = 0;
+	int ok;
+
+	if (!dmt)
+		return -ENOMEM;
+	ok = dm_task_set_name(dmt, name) &&
+	     (!udev || dm_task_set_cookie(dmt, &cookie, 0)) &&
+	     dm_task_run(dmt);
+	if (cookie)
+		(void)dm_udev_wait(cookie);
+	dm_task_destroy(dmt);
+	return ok ? 0 : -EIO;
+}
+
+int dmw_suspend(const char *name)
+{
+	return simple_task(name, DM_DEVICE_SUSPEND, false);
+}
+
+int dmw_resume(const char *name)
+{
+	return simple_task(name, DM_DEVICE_RESUME, true);
+}
+
+int dmw_clear(const char *name)
+{
+	return simple_task(name, DM_DEVICE_CLEAR, false);
 }
 
 int dmw_remove(const char *name, bool retry)

@@ -28,6 +28,7 @@ struct json_object;
 #define FR_EXIT_UNCORRECTED	4	/* errors left uncorrected */
 #define FR_EXIT_OPERATIONAL	8	/* could not do the job */
 #define FR_EXIT_USAGE		16	/* bad command line */
+#define FR_EXIT_CANCELED	32	/* interrupted, or --timeout: nothing changed */
 
 /* util.c (fr_err and fr_warn are declared in sysdev.h) */
 extern const char *frctl_verb;
@@ -157,16 +158,24 @@ int format_pm(const char *pm_path, const char *origin_path,
 	      const struct geo_opts *go, const u8 *uuid, bool force, bool json,
 	      bool quiet, u8 uuid_out[16]);
 int cmd_format(int argc, char **argv);
+void new_uuid(u8 uuid[16]);
 int cmd_check(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 
 /* origin.c: stable names for the origin device. */
+/*
+ * The origin id of a PM put in front of a device in use (frctl attach):
+ * "attach:NAME", the device-mapper device whose table the origin took.
+ */
+#define FR_ATTACH_ID_PREFIX	"attach:"
 int origin_choose_id(const char *path, char *id, size_t idlen);
+int read_dm_attr(dev_t rdev, const char *attr, char *buf, size_t len);
 /* guard.c: the origin's guard (what is known as an origin, hidden, held). */
 const char *origins_path(void);
 void origins_record(const char *hex, const char *id);
+void origins_forget(const char *hex);
 void guard_release_pm(const char *hex);
 void guard_hold_pm(const char *hex, const char *majmin);
 int cmd_guard(int argc, char **argv);
@@ -245,6 +254,8 @@ int fr_dev_get(const char *name, struct fr_dev *d);
 int get_fr_dev(const char *name, struct fr_dev *d);
 /* Names of every dm-fr device, in device-mapper's list order. */
 int list_fr_devs(char ***names, int *count);
+/* cmd-attach.c: whether frctl attach made it (its origin is NAME-frorigin). */
+bool fr_dev_attached(const struct fr_dev *d);
 
 /* cmd-create.c: create, and the table options autoactivate creates with */
 struct table_opts {
@@ -255,6 +266,7 @@ struct table_opts {
 	char origin_id[FR_ORIGIN_ID_LEN];	/* when checked (or --force) */
 };
 void table_opts_init(struct table_opts *t);
+void table_opts_string(const struct table_opts *t, char *out, size_t len);
 int table_opt_set(struct table_opts *t, const char *key, const char *val);
 int create_device(const char *name, const char *pm, const char *origin,
 		  const struct table_opts *opts_in, bool force, bool dry,
@@ -264,6 +276,15 @@ int cmd_create(int argc, char **argv);
 /* cmd-remove.c */
 int cmd_remove(int argc, char **argv);
 int cmd_flush(int argc, char **argv);
+
+/* cmd-attach.c */
+int device_lock(const char *name);
+int cmd_attach(int argc, char **argv);
+int attach_again(const char *name, const char *pm, const struct sb_info *si,
+		 const struct table_opts *opts);
+
+int cmd_detach(int argc, char **argv);
+int cmd_replace(int argc, char **argv);
 
 /* cmd-status.c */
 int cmd_status(int argc, char **argv);

@@ -154,6 +154,17 @@ void origins_record(const char *hex, const char *id)
 			id, origins_path(), strerror(-r));
 }
 
+/* The PM no longer caches an origin (frctl detach): forget it, release it. */
+void origins_forget(const char *hex)
+{
+	int r;
+
+	guard_release_pm(hex);
+	r = origins_update(hex, NULL);
+	if (r)
+		fr_warn("cannot rewrite %s: %s", origins_path(), strerror(-r));
+}
+
 /* The PMs that autoactivate saw this boot, waiting for their origin. */
 static struct origin_entry *pending_read(int *n)
 {
@@ -218,6 +229,22 @@ static bool id_names(const char *id, dev_t rdev, char **links, int nlinks)
 }
 
 /*
+ * An origin id of frctl attach names the device-mapper device the PM sits
+ * in front of: while that device has the PM (its table is fr) it is the
+ * cache, not a stale origin.
+ */
+static bool attached_now(const char *id, dev_t rdev)
+{
+	char name[FRCTL_DM_NAME_LEN];
+	struct fr_dev d;
+
+	if (strncmp(id, FR_ATTACH_ID_PREFIX, strlen(FR_ATTACH_ID_PREFIX)) ||
+	    read_dm_attr(rdev, "name", name, sizeof(name)))
+		return false;
+	return !fr_dev_get(name, &d) && d.is_fr;
+}
+
+/*
  * The PM whose origin the device is: 0 and *out (from the registry, else a
  * pending PM), or -ENOENT.
  */
@@ -230,7 +257,8 @@ static int guard_match(dev_t rdev, char **links, int nlinks,
 	for (pass = 0; pass < 2 && r; pass++) {
 		e = pass ? pending_read(&n) : origins_read(&n);
 		for (i = 0; i < n && r; i++) {
-			if (id_names(e[i].id, rdev, links, nlinks)) {
+			if (id_names(e[i].id, rdev, links, nlinks) &&
+			    !attached_now(e[i].id, rdev)) {
 				*out = e[i];
 				r = 0;
 			}

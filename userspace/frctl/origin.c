@@ -92,7 +92,7 @@ static bool scan_links(const char *dir, dev_t rdev, bool by_id, char *id,
 	return best[0] && fit(dir, best, id, idlen);
 }
 
-static int read_dm_attr(dev_t rdev, const char *attr, char *buf, size_t len)
+int read_dm_attr(dev_t rdev, const char *attr, char *buf, size_t len)
 {
 	char p[128];
 	FILE *f;
@@ -233,6 +233,10 @@ int origin_resolve_id(const char *id, char *path, size_t plen)
 		memcpy(path + 5, b, strlen(b) + 1);
 		return stat(path, &st) ? -ENOENT : 0;
 	}
+	/* frctl attach: the device-mapper device the PM was put in front of. */
+	if (!strncmp(id, FR_ATTACH_ID_PREFIX, strlen(FR_ATTACH_ID_PREFIX)))
+		return find_dm_by("name", id + strlen(FR_ATTACH_ID_PREFIX), path,
+				  plen);
 	if (strchr(id, '/'))
 		return -EINVAL;
 	snprintf(path, plen, BY_ID "%s", id);

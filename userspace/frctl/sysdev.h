@@ -50,4 +50,27 @@ int dmw_create_hidden(const char *name, const char *dm_uuid, uint64_t len,
 		      const char *target, const char *params, dev_t *rdev);
 int dmw_remove(const char *name, bool retry);
 
+/* A target of a table, as libdevmapper gives and takes it. */
+struct dmw_target {
+	uint64_t start, len;
+	char type[64];
+	char *params;
+};
+
+struct dmw_info {
+	bool suspended, live_table, inactive_table, read_only;
+	int open_count;
+	dev_t rdev;
+};
+
+int dmw_create_hidden_table(const char *name, const char *dm_uuid,
+			    const struct dmw_target *t, int n, dev_t *rdev);
+int dmw_table_get(const char *name, struct dmw_target **t, int *n);
+void dmw_table_free(struct dmw_target *t, int n);
+int dmw_info(const char *name, struct dmw_info *di);
+int dmw_reload(const char *name, const struct dmw_target *t, int n);
+int dmw_suspend(const char *name);
+int dmw_resume(const char *name);
+int dmw_clear(const char *name);
+
 #endif /* FRCTL_SYSDEV_H */
