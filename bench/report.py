@@ -191,7 +191,6 @@ GOALS = {  # name -> (comparison, threshold, text); issues 23, 25 and 26's goals
     "fs_xfs_varmail_written_back_per_written": ("<=", 0.3, "<= 0.3"),
     "fs_btrfs_varmail_written_back_per_written": ("<=", 0.3, "<= 0.3"),
     "readmostly_warm_vs_dm_linear": (">=", 0.95, ">= 0.95"),
-    "ref_overflow_seq_fr_vs_origin": (">=", 0.95, ">= 0.95"),
     "overflow_rand_origin_mib_per_mib_written": ("<=", 0.85, "<= 0.85"),
     "overflow_rand_origin_kib_per_request": (">=", 6.0, ">= 6"),
     "forced_writeback_fraction": ("<=", 0.001, "<= 0.001"),
