@@ -208,6 +208,11 @@ struct dm_fr {
 	/* Formatted or recovered (at the first preresume, not in the ctr). */
 	bool pm_ready;
 	struct fr_format_params fmt;
+	/*
+	 * The PM maps another origin length than the table's: resized to
+	 * the table's after recovery (fr_init_pm, fr_resize()).
+	 */
+	bool resize;
 
 	/* Table arguments, kept to print the table back as given. */
 	bool fresh;

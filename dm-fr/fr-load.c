@@ -185,6 +185,34 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 	return 0;
 }
 
+/*
+ * A table of another length than the PM maps: the origin grew or shrank
+ * (docs/admin-guide.md, "Resizing the origin"). Growing needs nothing
+ * checked; a shrink is refused here while a dirty copy lies past the new
+ * end, as fr_resize() would refuse it at the resume (after recovery, when
+ * nothing can write): refused here, the table swap does not happen.
+ */
+static int fr_resize_check_ctr(struct dm_fr *fr, char **error)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	struct fr_resize_report rep;
+	const char *why = NULL;
+	int r;
+
+	r = fr_resize_check(&fr->cache, fr->ti->len, &rep, &why);
+	if (r == -EBUSY) {
+		DMERR("%s: cannot shrink from %llu to %llu sectors: %llu dirty chunks lie past the new end, the first of origin chunk %llu (flush, or discard that range, first)",
+		      name, fr->cache.geo.origin_sectors, (u64)fr->ti->len,
+		      rep.dirty_past_end, rep.first_dirty_key);
+		*error = "Dirty chunks lie past the new end (flush first)";
+	} else if (r) {
+		DMERR("%s: cannot resize from %llu to %llu sectors: %s", name,
+		      fr->cache.geo.origin_sectors, (u64)fr->ti->len, why);
+		*error = "Origin length not usable for this PM";
+	}
+	return r;
+}
+
 int fr_prepare_recover(struct dm_fr *fr, char **error)
 {
 	const struct fr_geometry *g = &fr->cache.geo;
@@ -226,11 +254,8 @@ int fr_prepare_recover(struct dm_fr *fr, char **error)
 		*error = "Geometry arguments do not match the PM's superblock";
 		return -EINVAL;
 	}
-	if (g->origin_sectors != fr->ti->len) {
-		*error = "PM was formatted for an origin of another length";
-		return -EINVAL;
-	}
-	return 0;
+	fr->resize = g->origin_sectors != fr->ti->len;
+	return fr->resize ? fr_resize_check_ctr(fr, error) : 0;
 }
 
 /* After format or recovery: clear what bad PM holds nothing, and say so. */
@@ -244,6 +269,32 @@ static void fr_init_bad_report(struct dm_fr *fr)
 	DMWARN("%s: %llu PM chunks retired (bad blocks), %llu brought back by clearing poison",
 	       dm_table_device_name(fr->ti->table), fr_badpm_retired(fr),
 	       back);
+}
+
+/*
+ * After recovery, before any I/O: the PM takes the table's length. A shrink
+ * checked at the constructor can still meet a dirty copy past the new end
+ * written by the old table since: refused then, with the PM unchanged (a
+ * table of the old length resumes).
+ */
+static int fr_resize_pm(struct dm_fr *fr)
+{
+	const char *name = dm_table_device_name(fr->ti->table);
+	u64 old = fr->cache.geo.origin_sectors;
+	struct fr_resize_report rep;
+	const char *why = NULL;
+	int r;
+
+	r = fr_resize(&fr->cache, fr->ti->len, &rep, &why);
+	if (r) {
+		DMERR("%s: cannot resize from %llu to %llu sectors: %s (%llu dirty chunks past the new end; load the old length again)",
+		      name, old, (u64)fr->ti->len, why, rep.dirty_past_end);
+		return r;
+	}
+	fr->resize = false;
+	DMINFO("%s: origin resized from %llu to %llu sectors (%llu clean copies past the new end dropped)",
+	       name, old, (u64)fr->ti->len, rep.clean_past_end);
+	return 0;
 }
 
 int fr_init_pm(struct dm_fr *fr)
@@ -294,5 +345,5 @@ int fr_init_pm(struct dm_fr *fr)
 		       name, rep.lost_slots, rep.bad_dirty,
 		       rep.bad_clean_dropped);
 	fr_init_bad_report(fr);
-	return 0;
+	return fr->resize ? fr_resize_pm(fr) : 0;
 }

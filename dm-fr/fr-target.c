@@ -530,7 +530,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 14, 0},
+	.version = {1, 15, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

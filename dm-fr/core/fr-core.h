@@ -581,6 +581,33 @@ static inline u32 fr_victim_range(fr_pchunk_t victim, fr_slot_t last,
  */
 u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr);
 
+/*
+ * Resize (fr-resize.c): a new origin length, committed by one failure-atomic
+ * store of the superblock's resized_sectors.
+ *
+ * fr_resize_check() reads the tags from PM (machine-check safe) without
+ * attached bitmaps, changes nothing, and says whether fr_resize() could
+ * shrink to new_sectors: -EBUSY while a dirty copy holds a sector at or past
+ * it, -EIO if a tag is unreadable. Growing is always possible.
+ *
+ * fr_resize() needs the cache to itself (after recovery, no I/O). A shrink
+ * is refused (-EBUSY, nothing changed) while a dirty copy lies past the new
+ * end or a slot is lost; clean copies past it are dropped and fenced before
+ * the commit. c->geo takes the new length.
+ */
+struct fr_resize_report {
+	u64 dirty_past_end;		/* dirty copies past the new end */
+	u64 first_dirty_key;		/* the first such copy's key */
+	u64 clean_past_end;		/* clean copies past it (dropped) */
+	u64 lost_slots;			/* slots whose tags are lost */
+	u64 unreadable;			/* tags unreadable (check only) */
+};
+
+int fr_resize_check(const struct fr_cache *c, u64 new_sectors,
+		    struct fr_resize_report *rep, const char **why);
+int fr_resize(struct fr_cache *c, u64 new_sectors,
+	      struct fr_resize_report *rep, const char **why);
+
 /* Valid and dirty PM chunks: counts kept with the bitmaps, no scan. */
 u64 fr_count_valid(const struct fr_cache *c);
 u64 fr_count_dirty(const struct fr_cache *c);

@@ -11,13 +11,17 @@
 u32 fr_sb_csum(const struct fr_sb_disk *sb)
 {
 	const size_t at = offsetof(struct fr_sb_disk, csum);
-	const __le32 zero = 0;
+	const size_t rs = offsetof(struct fr_sb_disk, resized_sectors);
+	const u8 zero[sizeof(sb->resized_sectors)] = { 0 };
+	const u8 *b = (const u8 *)sb;
 	u32 crc;
 
-	crc = crc32c(~0U, sb, at);
-	crc = crc32c(crc, &zero, sizeof(zero));
-	crc = crc32c(crc, (const u8 *)sb + at + sizeof(zero),
-		     sizeof(*sb) - at - sizeof(zero));
+	crc = crc32c(~0U, b, at);
+	crc = crc32c(crc, zero, sizeof(sb->csum));
+	crc = crc32c(crc, b + at + sizeof(sb->csum),
+		     rs - at - sizeof(sb->csum));
+	crc = crc32c(crc, zero, sizeof(zero));
+	crc = crc32c(crc, b + rs + sizeof(zero), sizeof(*sb) - rs - sizeof(zero));
 	return ~crc;
 }
 
@@ -173,6 +177,7 @@ void fr_sb_encode(struct fr_sb_disk *sb, const struct fr_geometry *g,
 int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 		 struct fr_geometry *g, const char **why)
 {
+	u64 resized;
 	int r;
 
 	if (le64_to_cpu(sb->magic) != FR_SB_MAGIC) {
@@ -201,6 +206,9 @@ int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 	g->data_offset = le64_to_cpu(sb->data_offset);
 	g->pm_bytes = le64_to_cpu(sb->pm_bytes);
 	g->origin_sectors = le64_to_cpu(sb->origin_sectors);
+	resized = le64_to_cpu(sb->resized_sectors);
+	if (resized)
+		g->origin_sectors = resized;
 	if (g->pm_bytes < FR_SB_RESERVED) {
 		*why = "superblock layout does not fit its PM size";
 		return -EUCLEAN;

@@ -67,7 +67,15 @@ struct fr_sb_disk {
 	__le64 format_time;		/* seconds since the epoch, informational */
 	u8 uuid[16];			/* identity of this cache */
 	u8 origin_id[FR_ORIGIN_ID_LEN];	/* NUL-padded stable origin name */
-	u8 reserved[512 - 176];
+	/*
+	 * 0, or the origin length of the last resize, which replaces
+	 * origin_sectors. Outside the checksum (read as zero, like csum):
+	 * its one failure-atomic store commits a resize (fr-resize.c). A
+	 * module that predates it finds the checksum wrong and refuses the PM
+	 * instead of using the old length.
+	 */
+	__le64 resized_sectors;
+	u8 reserved[512 - 184];
 };
 
 /* Flags in the low byte of the commit word. */
@@ -91,6 +99,7 @@ static inline void fr_format_size_checks(void)
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, chunk_sectors) != 32);
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, uuid) != 96);
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, origin_id) != 112);
+	BUILD_BUG_ON(offsetof(struct fr_sb_disk, resized_sectors) != 176);
 	BUILD_BUG_ON(sizeof(struct fr_tag_disk) != 32);
 	BUILD_BUG_ON(offsetof(struct fr_tag_disk, sectors) != 16);
 }
@@ -151,7 +160,7 @@ struct fr_format_params {
 
 /*
  * The superblock's checksum: the standard CRC-32C of its 512 bytes with the
- * csum field read as zero.
+ * csum and resized_sectors fields read as zero.
  */
 u32 fr_sb_csum(const struct fr_sb_disk *sb);
 

@@ -189,12 +189,22 @@ int create_device(const char *name, const char *pm, const char *origin,
 		return FR_EXIT_OPERATIONAL;
 	}
 	close(fd);
-	if (origin_bytes >> FR_SECTOR_SHIFT != g->origin_sectors) {
-		fr_err("%s was formatted for an origin of %llu sectors; %s has %llu",
+	/*
+	 * A larger origin grew (lvextend) before a resize was made, or was
+	 * to shrink after one: the device takes the PM's length, and frctl
+	 * resize grows it. A smaller one lost what lay past its end.
+	 */
+	if (origin_bytes >> FR_SECTOR_SHIFT < g->origin_sectors) {
+		fr_err("%s caches an origin of %llu sectors; %s has only %llu (shrunk under the cache?)",
 		       pm, (unsigned long long)g->origin_sectors, origin,
 		       (unsigned long long)(origin_bytes >> FR_SECTOR_SHIFT));
 		return FR_EXIT_OPERATIONAL;
 	}
+	if (origin_bytes >> FR_SECTOR_SHIFT > g->origin_sectors && !quiet)
+		fr_warn("%s has %llu sectors, %s caches %llu of them: frctl resize %s to use the rest",
+			origin,
+			(unsigned long long)(origin_bytes >> FR_SECTOR_SHIFT),
+			pm, (unsigned long long)g->origin_sectors, name);
 	if (!origin_resolve_id(id, recorded, sizeof(recorded))) {
 		if (!same_device(recorded, origin)) {
 			if (!force) {

@@ -28,6 +28,7 @@ static const struct {
 	{ "attach", cmd_attach },
 	{ "detach", cmd_detach },
 	{ "replace", cmd_replace },
+	{ "resize", cmd_resize },
 	{ "check", cmd_check },
 	{ "repair", cmd_repair },
 	{ "dump", cmd_dump },

@@ -286,6 +286,9 @@ int attach_again(const char *name, const char *pm, const struct sb_info *si,
 int cmd_detach(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
 
+/* cmd-resize.c */
+int cmd_resize(int argc, char **argv);
+
 /* cmd-status.c */
 int cmd_status(int argc, char **argv);
 

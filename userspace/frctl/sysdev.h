@@ -26,6 +26,8 @@ bool dev_is_dax(dev_t rdev);
 int dev_set_nonrot(dev_t rdev);
 int read_head(const char *path, void *buf, size_t len, uint64_t *size);
 int read_sysfs(const char *path, char *buf, size_t len);
+/* fsprobe.c: the end of an ext4, XFS or Btrfs on fd (bytes; 0: none known). */
+int fs_end(int fd, uint64_t *end, const char **type);
 
 /* libdevmapper, wrapped (dm.c). */
 #define FRCTL_DM_NAME_LEN 128

@@ -246,7 +246,7 @@ void ack_discard(u32 id)
 
 void touch_key(u64 k)
 {
-	if (k >= S.c.geo.origin_chunks)
+	if (k >= S.org_chunks)
 		return;
 	if (S.keystamp[k] != S.stamp) {
 		S.keystamp[k] = S.stamp;
@@ -324,25 +324,29 @@ static void check_sector(u64 key, u64 lba, const u8 *src, bool from_pm,
 			  S.freed[lba] ? " or older (discarded)" : "");
 }
 
-/* Read every sector of key as the kernel will, and check it. */
+/*
+ * Read every sector of key as the kernel will, and check it. A key past the
+ * cache's end (a resize pending, or undone by a crash) reads from the
+ * origin: what the cache no longer maps must be there.
+ */
 static void check_key(struct fr_cache *cc, u64 key, struct readtally *t)
 {
 	const struct fr_geometry *g = &cc->geo;
-	u64 mask = fr_chunk_mask(g, to_ochunk(key)), first = key << g->chunk_shift;
+	u64 first = key << g->chunk_shift;
 	struct fr_hit hit;
-	bool h = fr_lookup(cc, to_ochunk(key), &hit);
+	bool h = key < g->origin_chunks && fr_lookup(cc, to_ochunk(key), &hit);
 	u32 i;
 
-	for (i = 0; i < g->chunk_sectors; i++) {
+	for (i = 0; i < g->chunk_sectors && first + i < S.cfg->origin_sectors;
+	     i++) {
 		bool pm;
 		const u8 *src;
 
-		if (!(mask >> i & 1))
-			break;
 		pm = h && (hit.sectors >> i & 1);
 		src = pm ? (const u8 *)hit.data + (size_t)i * SECT :
 		      so_crash_sector(&S.org, first + i);
-		check_sector(key, first + i, src, pm, from_pchunk(hit.pchunk), t);
+		check_sector(key, first + i, src, pm,
+			     h ? from_pchunk(hit.pchunk) : 0, t);
 	}
 }
 
@@ -410,7 +414,7 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 
 	/* Reads: the keys the op could touch, and every key now on PM. */
 	if (all_keys) {
-		for (k = 0; k < g->origin_chunks; k++)
+		for (k = 0; k < S.org_chunks; k++)
 			check_key(cc, k, &t);
 	} else {
 		u32 base = S.nopkeys;

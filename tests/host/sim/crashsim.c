@@ -68,6 +68,7 @@ static const char *const fig3_names[F_NR] = {
 	[F_XREGION] = "xregion-refused", [F_RECOVERY_STORES] = "recoveries-with-work",
 	[F_GROUP_BACK] = "groups-rolled-back", [F_GROUP_FWD] = "groups-rolled-forward",
 	[F_WAITED] = "writes-waited-for-batch", [F_ERRORS] = "io-errors",
+	[F_RESIZED] = "resized", [F_RESIZE_REFUSED] = "shrinks-refused",
 };
 
 static const char *const mut_names[FR_MUT_COUNT] = {
@@ -98,6 +99,8 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_UNPIN_AT_STAGE] = "UNPIN_AT_STAGE",
 	[FR_MUT_PIN_ANY_OWN] = "PIN_ANY_OWN",
 	[FR_MUT_PIN_IGNORES_BUDDY] = "PIN_IGNORES_BUDDY",
+	[FR_MUT_RESIZE_IN_PLACE] = "RESIZE_IN_PLACE",
+	[FR_MUT_SHRINK_COMMIT_FIRST] = "SHRINK_COMMIT_FIRST",
 };
 
 static void usage(void)

@@ -41,6 +41,7 @@ enum op_type {
 	OP_RECOVER,
 	OP_XREGION,	/* a write crossing a region: must be refused */
 	OP_CRASH,	/* pseudo-op: crash inside the next op, recover */
+	OP_RESIZE,	/* fr_resize() to .sector sectors (a table reload) */
 };
 
 /*
@@ -96,6 +97,11 @@ struct cfg {
 	u32 chunk_sectors;
 	u64 seq_base;		/* next_seq after format */
 	u32 bad_chunks;		/* bit i: PM chunk i is bad (struct fr_bad) */
+	/*
+	 * Nonzero: the PM is formatted for this many sectors of an origin
+	 * of origin_sectors, and OP_RESIZE moves between the two lengths.
+	 */
+	u64 format_sectors;
 };
 
 /* Everything an exhaustive search restores between branches. */
@@ -106,6 +112,7 @@ struct snap {
 	struct oprec *ops;
 	u32 nops, nlog;
 	u64 cursor;
+	struct fr_geometry geo;
 	unsigned long *vb, *db;
 	s64 next_seq, nr_valid, nr_dirty;
 	char (*log)[LOG_LEN];
@@ -121,7 +128,7 @@ enum fig3 {
 	F_3_3_CLEAN, F_3_3_DIRTY, F_MULTI, F_PARTIAL, F_NEED_CLEAN, F_FILL,
 	F_FILL_SKIPPED, F_DISCARD_DROP, F_WB_CLEANED, F_WB_KEPT_DIRTY,
 	F_XREGION, F_RECOVERY_STORES, F_GROUP_BACK, F_GROUP_FWD, F_WAITED,
-	F_ERRORS, F_NR
+	F_ERRORS, F_RESIZED, F_RESIZE_REFUSED, F_NR
 };
 
 #define SEEN_CAP (1U << 15)
@@ -167,6 +174,8 @@ struct sim {
 	u32 nops, cap_ops;
 	u32 inflight;			/* write/discard being executed */
 	u64 cursor;			/* writeback cursor */
+
+	u64 org_chunks;			/* chunks of the whole origin */
 
 	/* keys to check at crash states of the current op */
 	u32 *keystamp, stamp;
@@ -241,7 +250,7 @@ u32 cfg_index(void);
 void cfg_seen_seq(void);
 
 /* The exhaustive alphabet and start states of a geometry (workloads.c). */
-#define MAX_ALPHA 32
+#define MAX_ALPHA 40
 #define MAX_SCEN 8
 
 struct workload {

@@ -41,6 +41,7 @@ static void snap_take(struct snap *sn)
 	sn->nlog = S.nlog;
 	memcpy(sn->log, S.log, sizeof(*sn->log) * S.nlog);
 	sn->cursor = S.cursor;
+	sn->geo = S.c.geo;
 	sn->next_seq = atomic64_read(&S.c.next_seq);
 	sn->nr_valid = atomic64_read(&S.c.nr_valid);
 	sn->nr_dirty = atomic64_read(&S.c.nr_dirty);
@@ -77,6 +78,7 @@ static void snap_restore(const struct snap *sn)
 	S.nlog = sn->nlog;
 	memcpy(S.log, sn->log, sizeof(*sn->log) * sn->nlog);
 	S.cursor = sn->cursor;
+	S.c.geo = sn->geo;	/* (OP_RESIZE changes the length) */
 	atomic64_set(&S.c.next_seq, sn->next_seq);
 	atomic64_set(&S.c.nr_valid, sn->nr_valid);
 	atomic64_set(&S.c.nr_dirty, sn->nr_dirty);

@@ -622,10 +622,27 @@ static bool poison_cached_copy(u64 sector, u32 nr)
 	return false;
 }
 
+/*
+ * I/O past the device's end never reaches the target: device-mapper refuses
+ * it. (The cache's end moves with OP_RESIZE, and back with a crash.)
+ */
+static bool past_end(u64 sector, u32 nr)
+{
+	if (sector + nr <= S.c.geo.origin_sectors)
+		return false;
+	log_op("  (past the end, %llu sectors: refused)",
+	       (unsigned long long)S.c.geo.origin_sectors);
+	return true;
+}
+
 static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 {
-	u32 id = new_op(OP_WRITE, sector, nr), prev = S.inflight;
+	u32 id, prev = S.inflight;
 	bool poisoned = false;
+
+	if (past_end(sector, nr))
+		return;
+	id = new_op(OP_WRITE, sector, nr);
 
 	classify_write(sector, nr);
 	touch_range(sector, nr);
@@ -755,10 +772,13 @@ static void discard_origin(u64 sector, u32 nr)
 
 static void exec_discard(u64 sector, u32 nr)
 {
-	u32 id = new_op(OP_DISCARD, sector, nr);
 	const struct fr_geometry *g = &S.c.geo;
+	u32 id;
 	u64 s;
 
+	if (past_end(sector, nr))
+		return;
+	id = new_op(OP_DISCARD, sector, nr);
 	touch_range(sector, nr);
 	S.inflight = id;
 	if ((nr >> g->chunk_shift) > g->nr_slots) {
@@ -922,6 +942,60 @@ static void exec_recover(void)
 		}
 }
 
+/*
+ * A table reload with another length: the target's preresume, after
+ * recovery, with no I/O (fr-load.c). A shrink over a dirty copy past the
+ * new end is refused with nothing stored.
+ */
+static void exec_resize(u64 new_sectors)
+{
+	struct fr_resize_report rep;
+	u64 stores = S.pm.stores, old = S.c.geo.origin_sectors, dirty_past = 0;
+	const char *why = NULL;
+	u64 p;
+	int r;
+
+	for (p = 0; p < S.c.geo.nr_chunks; p++) {
+		u64 cw = le64_to_cpu(S.c.tags[p].commit);
+		u64 sec = le64_to_cpu(S.c.tags[p].sectors);
+		u64 first = fr_commit_key(cw) << S.c.geo.chunk_shift;
+
+		if (test_bit(p, S.db) && sec &&
+		    first + 64 - __builtin_clzll(sec) > new_sectors)
+			dirty_past++;
+	}
+	S.exclusive = true;
+	r = fr_resize(&S.c, new_sectors, &rep, &why);
+	S.exclusive = false;
+	if (r == -EBUSY) {
+		if (!dirty_past || new_sectors >= old)
+			violation("resize %llu -> %llu refused (%s) with %llu dirty copies past the end",
+				  (unsigned long long)old,
+				  (unsigned long long)new_sectors, why,
+				  (unsigned long long)dirty_past);
+		if (S.pm.stores != stores)
+			violation("a refused resize stored to PM");
+		log_op("  (refused: %s)", why);
+		S.fig3[F_RESIZE_REFUSED]++;
+		return;
+	}
+	if (!r && new_sectors != old)
+		S.fig3[F_RESIZED]++;
+	if (r)
+		violation("resize %llu -> %llu failed: %d (%s)",
+			  (unsigned long long)old,
+			  (unsigned long long)new_sectors, r, why);
+	else if (dirty_past && new_sectors < old)
+		violation("resize %llu -> %llu done over %llu dirty copies past the end",
+			  (unsigned long long)old,
+			  (unsigned long long)new_sectors,
+			  (unsigned long long)dirty_past);
+	else if (S.c.geo.origin_sectors != new_sectors)
+		violation("resize to %llu left the cache at %llu sectors",
+			  (unsigned long long)new_sectors,
+			  (unsigned long long)S.c.geo.origin_sectors);
+}
+
 static void exec_xregion(u64 sector, u32 nr)
 {
 	struct fr_write_result res;
@@ -991,6 +1065,10 @@ static void describe_op(const struct op *op, char *b, size_t len)
 	case OP_XREGION:
 		o = snprintf(b, len, "write %llu+%u across regions (refused)",
 			     (unsigned long long)op->sector, op->nr);
+		break;
+	case OP_RESIZE:
+		o = snprintf(b, len, "resize to %llu sectors",
+			     (unsigned long long)op->sector);
 		break;
 	default:
 		o = snprintf(b, len, "?");
@@ -1100,6 +1178,9 @@ static void exec_op(const struct op *op)
 	case OP_XREGION:
 		exec_xregion(op->sector, op->nr);
 		break;
+	case OP_RESIZE:
+		exec_resize(op->sector);
+		break;
 	}
 }
 
@@ -1115,6 +1196,8 @@ void run_op(const struct op *op)
 	opkeys_reset();
 	if (op->type == OP_FILL)
 		touch_key(op->key);
+	else if (op->type == OP_RESIZE)
+		touch_range(0, S.cfg->origin_sectors);
 	else if (op->type != OP_WB && op->type != OP_RECOVER)
 		touch_range(op->sector, op->nr);
 	for (i = 0; i < op->ninj; i++) {
@@ -1221,7 +1304,8 @@ void world_setup(const struct cfg *cfg)
 	p.chunk_sectors = cfg->chunk_sectors;
 	p.region_chunks = cfg->region;
 	p.stride_slots = cfg->stride;
-	p.origin_sectors = cfg->origin_sectors;
+	p.origin_sectors = cfg->format_sectors ? cfg->format_sectors :
+			   cfg->origin_sectors;
 	p.format_time = 1;
 	memcpy(p.uuid, "crashsim-uuid-01", 16);
 	strcpy(p.origin_id, "crashsim-origin");
@@ -1279,8 +1363,10 @@ void world_setup(const struct cfg *cfg)
 	S.nops = 0;
 	new_op(OP_WRITE, 0, (u32)cfg->origin_sectors);
 	S.ops[1].status = ST_ACKED;
-	S.keystamp = xcalloc(S.c.geo.origin_chunks, sizeof(u32));
-	S.opkeys = xcalloc(S.c.geo.origin_chunks + 1, sizeof(u64));
+	S.org_chunks = (cfg->origin_sectors + S.c.geo.chunk_sectors - 1) >>
+		       S.c.geo.chunk_shift;
+	S.keystamp = xcalloc(S.org_chunks, sizeof(u32));
+	S.opkeys = xcalloc(S.org_chunks + 1, sizeof(u64));
 	S.locked = xcalloc(S.c.geo.nr_slots, 1);
 	S.tags_bytes = S.c.geo.nr_chunks * sizeof(struct fr_tag_disk);
 	S.tags_ref = xmalloc(S.tags_bytes);

@@ -58,6 +58,10 @@ static int mut_fill_plan(const struct fr_cache *c, fr_ochunk_t key,
 struct tag_batch;
 static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 					       u64 p);
+struct fr_resize_report;
+static void mut_resize_drop_past_end(struct fr_cache *c, u64 new_sectors,
+				     struct fr_resize_report *rep);
+static void mut_resize_commit(struct fr_cache *c, u64 new_sectors);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
@@ -65,6 +69,7 @@ static const struct fr_tag_disk *mut_batch_tag(const struct tag_batch *b,
 #include "fr-wb.c"
 #undef fr_write
 #include "fr-recover.c"
+#include "fr-resize.c"
 
 enum fr_mutation fr_mutation;
 const int crashsim_core_mutable = 1;
@@ -463,4 +468,42 @@ static int mut_fill_plan(const struct fr_cache *c, fr_ochunk_t key,
 	if (MUT(FILL_INTO_PINNED) && p == PLAN_PINNED)
 		return PLAN_ROOM;
 	return p;
+}
+
+/*
+ * RESIZE_IN_PLACE: the obvious resize, origin_sectors rewritten in the
+ * superblock and its checksum stored after it. 512 bytes are not one
+ * failure-atomic store: a crash between the two leaves a superblock whose
+ * checksum is wrong, and the cache cannot be loaded at all.
+ */
+static void mut_resize_commit(struct fr_cache *c, u64 new_sectors)
+{
+	struct fr_sb_disk sb;
+	u64 word;
+
+	if (!MUT(RESIZE_IN_PLACE)) {
+		resize_commit(c, new_sectors);
+		return;
+	}
+	memcpy(&sb, c->sb, sizeof(sb));
+	sb.origin_sectors = cpu_to_le64(new_sectors);
+	sb.csum = cpu_to_le32(fr_sb_csum(&sb));
+	fr_pm_store8(&c->sb->origin_sectors, new_sectors);
+	/* csum and version share a word: store both as they are now. */
+	memcpy(&word, &sb.csum, sizeof(word));
+	fr_pm_store8((__le64 *)&c->sb->csum, le64_to_cpu((__le64)word));
+	fr_pm_fence();
+}
+
+/*
+ * SHRINK_COMMIT_FIRST: the new length committed before the clean copies
+ * past it are dropped: a crash between leaves tags recovery must call
+ * corrupt (their keys lie past the end).
+ */
+static void mut_resize_drop_past_end(struct fr_cache *c, u64 new_sectors,
+				     struct fr_resize_report *rep)
+{
+	if (MUT(SHRINK_COMMIT_FIRST))
+		resize_commit(c, new_sectors);
+	resize_drop_past_end(c, new_sectors, rep);
 }

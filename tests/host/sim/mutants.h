@@ -35,6 +35,8 @@ enum fr_mutation {
 	FR_MUT_UNPIN_AT_STAGE,		/* a pin released before the origin write completed */
 	FR_MUT_PIN_ANY_OWN,		/* a stage holding a pin takes any pinned buddy for its own */
 	FR_MUT_PIN_IGNORES_BUDDY,	/* a stage ignores another's pin on its buddy (--wb-race) */
+	FR_MUT_RESIZE_IN_PLACE,		/* a resize rewrites the checksummed length, then the checksum */
+	FR_MUT_SHRINK_COMMIT_FIRST,	/* a shrink commits the length before dropping copies past it */
 	FR_MUT_COUNT
 };
 

@@ -33,32 +33,37 @@ void cfg_seen_seq(void)
 
 const struct cfg cfgs[] = {
 	/* 4 slots, regions of 2, default stride 3; origin 4x, short last chunk */
-	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0, 0 },
+	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0, 0, 0 },
 	/* 8 slots, regions of 4, default stride 5 */
-	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0, 0 },
+	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0, 0, 0 },
 	/* 2 slots, single-chunk regions */
-	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0, 0 },
+	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0, 0, 0 },
 	/* 8 slots, stride = region: regions tile the slots */
-	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0, 0 },
+	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0, 0, 0 },
 	/*
 	 * The other chunk sizes, each with seqs from just below a power of
 	 * two that a truncating or sign-extending bug would trip on: 64
 	 * sectors (a full chunk's mask is all 64 bits), from 2^32; 16 sectors,
 	 * through 2^63; 32 sectors, up to 2^64 - 2^16 + a few hundred.
 	 */
-	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4, 0 },
-	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4, 0 },
-	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16), 0 },
+	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4, 0, 0 },
+	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4, 0, 0 },
+	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16), 0, 0 },
 	/*
 	 * 20 slots: the tags fill recovery's first bulk page (32 tags) and
 	 * part of a second, so both the bulk copy and its short last page run.
 	 */
-	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0, 0 },
+	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0, 0, 0 },
 	/*
 	 * Bad PM: slot 0's second chunk, where every key of the alphabet
 	 * collides, so each write there goes through the one usable chunk.
 	 */
-	{ "p8-r2-bad1", 8, 2, 0, 16 * 8 - 3, 8, 0, 1U << 1 },
+	{ "p8-r2-bad1", 8, 2, 0, 16 * 8 - 3, 8, 0, 1U << 1, 0 },
+	/*
+	 * Resize: formatted for 10 chunks less 3 sectors (key 9 short) of an
+	 * origin of 16; OP_RESIZE grows to 16 chunks and shrinks back.
+	 */
+	{ "p8-r2-resize", 8, 2, 0, 16 * 8, 8, 0, 0, 10 * 8 - 3 },
 };
 
 _Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
@@ -257,6 +262,20 @@ void build_workload(struct workload *w)
 	A(o);
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
+	if (S.cfg->format_sectors) {
+		u64 fs = S.cfg->format_sectors, os = S.cfg->origin_sectors;
+
+		/* grow and shrink back; what only the grown cache maps */
+		o = (struct op){ .type = OP_RESIZE, .sector = os };
+		A(o);
+		o.sector = fs;
+		A(o);
+		A(mk_write(lastk * cs, (u32)cs));	/* the short chunk grown */
+		A(mk_write(fs + cs, (u32)cs));		/* a key past the end */
+		o = (struct op){ .type = OP_DISCARD, .sector = fs,
+				 .nr = (u32)(os - fs) };
+		A(o);
+	}
 	o = (struct op){ .type = OP_RECOVER };
 	A(o);
 #undef A
@@ -288,6 +307,14 @@ void build_workload(struct workload *w)
 
 			SC("group over L's region, K partial", wm, wkp);
 		}
+		if (S.cfg->format_sectors) {
+			u64 fs = S.cfg->format_sectors;
+			struct op grow = { .type = OP_RESIZE,
+					   .sector = S.cfg->origin_sectors };
+
+			SC("grown, clean copies past the old end",
+			   grow, mk_write(fs + cs, (u32)cs), wb);
+		}
 	}
 #undef SC
 }
@@ -300,6 +327,15 @@ struct op random_op(u64 *rng)
 	struct op o;
 
 	memset(&o, 0, sizeof(o));
+	/* (A draw of its own only where it can happen: the seeds stay.) */
+	if (S.cfg->format_sectors && gen_rand(rng) % 12 == 0) {
+		o.type = OP_RESIZE;
+		o.sector = gen_rand(rng) & 1 ? S.cfg->origin_sectors :
+			   S.cfg->format_sectors;
+		if (gen_rand(rng) % 3 == 0)
+			o.crash_sel = gen_rand(rng) | 1;
+		return o;
+	}
 	/* Half of the keys come from a hot set colliding in two slots. */
 	if (gen_rand(rng) & 1) {
 		u64 want = gen_rand(rng) & 1, t;

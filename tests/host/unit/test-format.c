@@ -16,13 +16,16 @@ TEST(crc32c_known_answer)
 	/* The standard CRC-32C check value, from the kernel's raw crc32c(). */
 	CHECK_EQ(~crc32c(~0U, "123456789", 9), 0xe3069283);
 	CHECK_EQ(~crc32c(~0U, "", 0), 0);
-	/* The superblock's: over its bytes with csum read as 0. */
+	/* The superblock's: over its bytes with csum and resized_sectors 0. */
 	memset(&sb, 0xa5, sizeof(sb));
 	sb.csum = 0;
+	sb.resized_sectors = 0;
 	CHECK_EQ(fr_sb_csum(&sb), ~crc32c(~0U, &sb, sizeof(sb)));
 	sb.csum = cpu_to_le32(0x12345678);
-	CHECK_EQ(fr_sb_csum(&sb), ~crc32c(~0U, (memset(&sb.csum, 0, 4), &sb),
-					  sizeof(sb)));
+	sb.resized_sectors = cpu_to_le64(0x1122334455667788ULL);
+	CHECK_EQ(fr_sb_csum(&sb), ~crc32c(~0U, (memset(&sb.csum, 0, 4),
+						memset(&sb.resized_sectors, 0, 8),
+						&sb), sizeof(sb)));
 }
 
 TEST(layout_many_pm_sizes)

@@ -348,3 +348,37 @@ bio_trace_stop() {
 	sed -nE 's/.*block_bio_queue: [0-9]+,[0-9]+ ([A-Z]+) ([0-9]+) \+ ([0-9]+).*/\1 \2 \3/p' $t/trace
 	echo > $t/trace
 }
+
+# io_start DIR: fio passes in DIR (in a mounted file system) until io_stop;
+# each pass writes 4 KiB blocks at random (direct I/O, QD 4) and reads every
+# one back against its crc32c. Returns after the first pass, so that what a
+# case changes next happens under I/O. Each pass's status: $FR_TMP/io.status.
+io_start() {
+	local dir=$1
+	rm -f "$FR_TMP/io-stop" "$FR_TMP/io.status"
+	mkdir -p "$dir"
+	(
+		i=0
+		while [ ! -e "$FR_TMP/io-stop" ]; do
+			i=$((i + 1))
+			rc=0
+			fio --name="pass$i" --directory="$dir" --rw=randwrite --bs=4k --size=4M \
+				--direct=1 --ioengine=libaio --iodepth=4 --verify=crc32c \
+				--verify_fatal=1 --randseed=$((1000 + i)) \
+				> "$FR_OUT/io-$i.log" 2>&1 || rc=$?
+			echo "$i $rc" >> "$FR_TMP/io.status"
+		done
+	) &
+	IO_PID=$!
+	until [ -s "$FR_TMP/io.status" ]; do sleep 0.2; done
+}
+
+# io_stop MIN: stop the passes; every one passed, and there were MIN at least.
+io_stop() {
+	touch "$FR_TMP/io-stop"
+	wait "$IO_PID" || fail "the I/O loop failed"
+	awk '$2 != 0 { bad = bad " " $1 } END { if (bad) exit 1 }' "$FR_TMP/io.status" ||
+		fail "fio passes failed: $(awk '$2 != 0' "$FR_TMP/io.status" | head -3)"
+	[ "$(wc -l < "$FR_TMP/io.status")" -ge "$1" ] ||
+		fail "only $(wc -l < "$FR_TMP/io.status") fio passes ran"
+}
