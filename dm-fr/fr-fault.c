@@ -14,7 +14,7 @@ MODULE_PARM_DESC(fault_pm, "test only: inject the PM media error below");
 
 static unsigned long long fault_pm_chunk;
 module_param(fault_pm_chunk, ullong, 0644);
-MODULE_PARM_DESC(fault_pm_chunk, "test only: PM chunk whose data reads as a media error");
+MODULE_PARM_DESC(fault_pm_chunk, "test only: PM chunk whose data reads as a media error (all ones: every chunk)");
 
 /*
  * The data area of the device set up last, for fr_pm_read() (fr-pm.h),
@@ -41,14 +41,16 @@ void fr_fault_forget_data(const void *owner)
 		WRITE_ONCE(fault_data, NULL);
 }
 
-/* Does src lie in the data of fault_pm_chunk? */
+/* Does src lie in the data of fault_pm_chunk (any chunk: all ones)? */
 bool fr_fault_pm_src(const void *src)
 {
 	/* Pairs with fr_fault_set_data(): the data, then its shift. */
 	const u8 *data = smp_load_acquire(&fault_data);
+	unsigned long long chunk = READ_ONCE(fault_pm_chunk);
 
 	if (!READ_ONCE(fault_pm) || !data || (const u8 *)src < data)
 		return false;
-	return ((const u8 *)src - data) >> READ_ONCE(fault_chunk_bytes_shift) ==
-	       READ_ONCE(fault_pm_chunk);
+	return chunk == ~0ULL ||
+	       ((const u8 *)src - data) >> READ_ONCE(fault_chunk_bytes_shift) ==
+	       chunk;
 }

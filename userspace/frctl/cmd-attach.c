@@ -663,10 +663,13 @@ static int wipe_pm(const char *majmin)
 
 enum detach_end { DETACHED, STOPPED, FAILED };
 
-/* Suspend with the plain table loaded; resume it only if nothing is dirty. */
+/*
+ * Suspend with the plain table loaded; resume it only if nothing is dirty
+ * but the lost chunks a retire accepted (lost).
+ */
 static enum detach_end detach_swap(const char *name, struct drain *dr,
 				   const struct dmw_target *t, int n,
-				   const char *hex, const char *pm)
+				   const char *hex, const char *pm, u64 lost)
 {
 	struct fr_dev d;
 	int r;
@@ -683,7 +686,7 @@ static enum detach_end detach_swap(const char *name, struct drain *dr,
 	}
 	/* Suspended in cleaner mode: the target wrote back what was left. */
 	if (fr_dev_get(name, &d) || !d.is_fr || d.parse_error ||
-	    d.st.chunks_dirty) {
+	    d.st.chunks_dirty > lost) {
 		drain_report(dr, d.is_fr ? d.st.chunks_dirty : 0, "retrying");
 		dmw_clear(name);
 		if (dmw_resume(name))
@@ -715,8 +718,8 @@ static enum detach_end detach_swap(const char *name, struct drain *dr,
 	return DETACHED;
 }
 
-static int do_detach(const char *name, unsigned int timeout, bool json,
-		     bool quiet)
+int do_detach(const char *name, unsigned int timeout, bool json, bool quiet,
+	      bool retire, u64 lost, u64 *left)
 {
 	struct dmw_target *t = NULL;
 	char hidden[FRCTL_DM_NAME_LEN], pm[32], hex[33] = "";
@@ -728,6 +731,7 @@ static int do_detach(const char *name, unsigned int timeout, bool json,
 	int n = 0, tries = 0, r;
 	double deadline, failing_since = 0;
 
+	*left = 0;
 	r = get_fr_dev(name, &d);
 	if (r)
 		return r;
@@ -776,13 +780,32 @@ static int do_detach(const char *name, unsigned int timeout, bool json,
 		}
 		dirty = d.st.chunks_dirty;
 		drain_report(&dr, dirty, "draining");
+		/* Lost slots held data nobody can read back: not a detach. */
+		if (d.st.lost_slots && !retire) {
+			fr_err("%s: %llu PM slots are lost (status: lost_slots): what they held cannot be written back; frctl retire gives it up",
+			       name, (unsigned long long)d.st.lost_slots);
+			break;
+		}
 		if (stop_signal || (deadline && now_s() >= deadline)) {
 			stopped = true;
 			break;
 		}
-		/* What cannot drain: say so rather than wait for ever. */
+		/*
+		 * What cannot drain: say so rather than wait for ever; a
+		 * retire that accepted losing them swaps now.
+		 */
 		if (dirty && d.st.unreadable >= dirty) {
-			fr_err("%s: the %llu dirty chunks left cannot be read from PM (status: unreadable); see the admin guide, PM media errors",
+			*left = dirty;
+			if (dirty <= lost) {
+				end = detach_swap(name, &dr, t, n, hex, pm,
+						  lost);
+				if (end != STOPPED ||
+				    ++tries >= DETACH_SWAP_TRIES)
+					break;
+				nanosleep(&ts, NULL);
+				continue;
+			}
+			fr_err("%s: the %llu dirty chunks left cannot be read from PM (status: unreadable); frctl retire gives them up (see the admin guide, PM media errors)",
 			       name, (unsigned long long)dirty);
 			break;
 		}
@@ -798,7 +821,7 @@ static int do_detach(const char *name, unsigned int timeout, bool json,
 			failing_since = 0;
 		}
 		if (dirty * dr.chunk <= DETACH_SWAP_BYTES) {
-			end = detach_swap(name, &dr, t, n, hex, pm);
+			end = detach_swap(name, &dr, t, n, hex, pm, 0);
 			if (end != STOPPED || ++tries >= DETACH_SWAP_TRIES)
 				break;
 		}
@@ -811,7 +834,7 @@ static int do_detach(const char *name, unsigned int timeout, bool json,
 				hidden, hidden);
 		if (json)
 			drain_report(&dr, 0, "detached");
-		else if (!quiet)
+		else if (!quiet && !retire)
 			printf("%s: detached; the origin holds all the data and the PM %s is free\n",
 			       name, pm);
 		r = 0;
@@ -854,7 +877,7 @@ int cmd_detach(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	bool json = false, quiet = false;
-	u64 timeout = 0;
+	u64 timeout = 0, left;
 	int c, r, lock;
 
 	while ((c = verb_getopt(argc, argv, ":t:jqh", opts)) != -1) {
@@ -886,7 +909,8 @@ int cmd_detach(int argc, char **argv)
 	lock = device_lock(argv[optind]);
 	if (lock < 0)
 		return FR_EXIT_OPERATIONAL;
-	r = do_detach(argv[optind], (unsigned int)timeout, json, quiet);
+	r = do_detach(argv[optind], (unsigned int)timeout, json, quiet, false,
+		      0, &left);
 	close(lock);
 	return r;
 }
@@ -938,7 +962,7 @@ int cmd_replace(int argc, char **argv)
 	struct fr_dev d;
 	struct stat st;
 	char old[32];
-	u64 timeout = 0;
+	u64 timeout = 0, left;
 	int c, r, lock;
 
 	while ((c = verb_getopt(argc, argv, ":p:t:jfqh", opts)) != -1) {
@@ -996,7 +1020,7 @@ int cmd_replace(int argc, char **argv)
 		goto out;
 	}
 	table_opts_of(&d, &to);
-	r = do_detach(name, (unsigned int)timeout, json, quiet);
+	r = do_detach(name, (unsigned int)timeout, json, quiet, false, 0, &left);
 	if (r)
 		goto out;
 	r = do_attach(name, pm, &go, &to, force, quiet);

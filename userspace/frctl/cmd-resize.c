@@ -24,18 +24,13 @@
 #include "frctl.h"
 
 /* Open a device by major:minor (as a table names it), read-only. */
-static int open_majmin(const char *majmin, dev_t want)
+static int open_majmin(const char *majmin)
 {
 	char path[64];
 	unsigned int ma, mi;
 
-	if (majmin) {
-		if (sscanf(majmin, "%u:%u", &ma, &mi) != 2)
-			return -EINVAL;
-	} else {
-		ma = major(want);
-		mi = minor(want);
-	}
+	if (sscanf(majmin, "%u:%u", &ma, &mi) != 2)
+		return -EINVAL;
 	snprintf(path, sizeof(path), "/dev/block/%u:%u", ma, mi);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
@@ -47,7 +42,7 @@ static int majmin_bytes(const char *majmin, u64 *bytes)
 	bool blk;
 	int fd, r;
 
-	fd = open_majmin(majmin, 0);
+	fd = open_majmin(majmin);
 	if (fd < 0)
 		return -errno;
 	r = dev_size(fd, majmin, bytes, &blk, &rdev);
@@ -60,16 +55,21 @@ static int majmin_bytes(const char *majmin, u64 *bytes)
  * so what the cache holds counts). 0, or an exit code after saying why.
  */
 static int shrink_fs_check(const char *name, const char *mapper_path,
-			   dev_t rdev, u64 new_bytes)
+			   dev_t rdev, u64 new_bytes, bool in_use)
 {
 	const char *type;
 	char b1[32], b2[32];
 	u64 end;
 	int fd, r;
 
-	fd = open(mapper_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open_majmin(NULL, rdev);
+	fd = open(mapper_path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/dev/block/%u:%u", major(rdev),
+			 minor(rdev));
+		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		fr_err("cannot open %s to find the end of its file system: %s",
 		       name, strerror(errno));
@@ -80,6 +80,16 @@ static int shrink_fs_check(const char *name, const char *mapper_path,
 	if (r) {
 		fr_err("%s: its file system's superblock makes no sense; not shrinking it",
 		       name);
+		return FR_EXIT_OPERATIONAL;
+	}
+	/*
+	 * A mounted ext4 or XFS writes its grown size to disk when it likes
+	 * (XFS at a log checkpoint): what the disk says may lag. Btrfs
+	 * commits a resize, and is the one that shrinks mounted.
+	 */
+	if (in_use && (!type || strcmp(type, "btrfs"))) {
+		fr_err("%s is in use (mounted?)%s%s: a shrink needs it unused (only a mounted Btrfs, which commits its size, is read while in use)",
+		       name, type ? " with " : "", type ? type : "");
 		return FR_EXIT_OPERATIONAL;
 	}
 	if (type && end > new_bytes) {
@@ -187,7 +197,8 @@ static int do_resize(const char *name, bool has_size, u64 size, bool json,
 	if (new_len < d.length) {
 		snprintf(path, sizeof(path), "/dev/mapper/%s", name);
 		r = shrink_fs_check(name, path, di.rdev,
-				    new_len << FR_SECTOR_SHIFT);
+				    new_len << FR_SECTOR_SHIFT,
+				    di.open_count > 0);
 		if (r)
 			return r;
 	}

@@ -29,6 +29,7 @@ static const struct {
 	{ "detach", cmd_detach },
 	{ "replace", cmd_replace },
 	{ "resize", cmd_resize },
+	{ "retire", cmd_retire },
 	{ "check", cmd_check },
 	{ "repair", cmd_repair },
 	{ "dump", cmd_dump },

@@ -178,6 +178,13 @@ void origins_record(const char *hex, const char *id);
 void origins_forget(const char *hex);
 void guard_release_pm(const char *hex);
 void guard_hold_pm(const char *hex, const char *majmin);
+/*
+ * The registry's PM for the origin rdev: 0 with its uuid (hex) and origin
+ * id, and in fr_name the dm-fr device that holds it now ("" if none); or
+ * -ENOENT.
+ */
+int origin_known(dev_t rdev, char *hex, size_t hlen, char *id, size_t ilen,
+		 char *fr_name, size_t nlen);
 int cmd_guard(int argc, char **argv);
 const char *frctl_run_dir(void);
 int origin_resolve_id(const char *id, char *path, size_t plen);
@@ -283,8 +290,18 @@ int cmd_attach(int argc, char **argv);
 int attach_again(const char *name, const char *pm, const struct sb_info *si,
 		 const struct table_opts *opts);
 
+/*
+ * Detach (retire: give up what the PM cannot give back, up to lost dirty
+ * chunks, and lost slots). *left: dirty chunks left unreadable when it
+ * stopped for them. 0 or an exit code.
+ */
+int do_detach(const char *name, unsigned int timeout, bool json, bool quiet,
+	      bool retire, u64 lost, u64 *left);
 int cmd_detach(int argc, char **argv);
 int cmd_replace(int argc, char **argv);
+
+/* cmd-retire.c */
+int cmd_retire(int argc, char **argv);
 
 /* cmd-resize.c */
 int cmd_resize(int argc, char **argv);

@@ -6,16 +6,31 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sysdev.h"
 
+/*
+ * Read len bytes at off (within one 4 KiB block) through an aligned bounce
+ * buffer, so that fd may be O_DIRECT: a mounted file system writes its
+ * superblock past the page cache.
+ */
 static int read_at(int fd, uint64_t off, void *buf, size_t len)
 {
-	ssize_t n = pread(fd, buf, len, (off_t)off);
+	uint64_t base = off & ~4095ULL;
+	void *blk;
+	int r = -EIO;
 
-	return n == (ssize_t)len ? 0 : -EIO;
+	if (off - base + len > 4096 || posix_memalign(&blk, 4096, 4096))
+		return -EINVAL;
+	if (pread(fd, blk, 4096, (off_t)base) == 4096) {
+		memcpy(buf, (char *)blk + (off - base), len);
+		r = 0;
+	}
+	free(blk);
+	return r;
 }
 
 static uint32_t le32_at(const uint8_t *b)

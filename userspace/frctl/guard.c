@@ -427,6 +427,21 @@ static bool pending_names(dev_t rdev, char *pm, size_t len)
 	return found;
 }
 
+int origin_known(dev_t rdev, char *hex, size_t hlen, char *id, size_t ilen,
+		 char *fr_name, size_t nlen)
+{
+	struct origin_entry e;
+
+	if (guard_match(rdev, NULL, 0, &e))
+		return -ENOENT;
+	snprintf(hex, hlen, "%s", e.hex);
+	snprintf(id, ilen, "%s", e.id);
+	fr_name[0] = 0;
+	if (origin_holder(rdev, fr_name, nlen) != HELD_FR)
+		fr_name[0] = 0;
+	return 0;
+}
+
 static int guard_forget(const char *dev, dev_t rdev, bool force)
 {
 	struct origin_entry e;
