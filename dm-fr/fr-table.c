@@ -52,6 +52,7 @@ static int (* const fr_tunable_setters[FR_NR_TUNABLES])(struct dm_fr *fr,
 static const bool fr_tunable_kicks[FR_NR_TUNABLES] = {
 	[FR_TUNABLE_writeback_period] = true,
 	[FR_TUNABLE_writeback_defer] = true,
+	[FR_TUNABLE_writeback_idle] = true,
 };
 
 /* The tunable's id, or -1. */

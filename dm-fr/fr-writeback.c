@@ -427,19 +427,20 @@ static void wb_sample(struct dm_fr *fr, u64 chunks, u64 bios, u64 forced)
  * much a lost PM would take with it. While writes keep arriving the pass is
  * put off, at most writeback_defer ms after the last one: the origin I/O
  * would compete with the writer, and a chunk rewritten meanwhile is written
- * back once, or never if it is rewritten again. FR_WB_IDLE_MS without a
- * write, the age bound, or a drain (the data outgrow the PM: wb_sample)
+ * back once, or never if it is rewritten again. writeback_idle ms without
+ * a write, the age bound, or a drain (the data outgrow the PM: wb_sample)
  * makes it due; the watermarks and the both-dirty slots apply meanwhile
  * (writeback_work).
  */
 static bool wb_pass_due(struct dm_fr *fr)
 {
 	unsigned int defer = fr_tunable(fr, writeback_defer);
+	unsigned int idle = fr_tunable(fr, writeback_idle);
 	unsigned long now = jiffies;
 
 	return !defer || fr->wb.draining ||
-	       time_after_eq(now, fr->wb.busy_at +
-			     msecs_to_jiffies(FR_WB_IDLE_MS)) ||
+	       (idle && time_after_eq(now, fr->wb.busy_at +
+				      msecs_to_jiffies(idle))) ||
 	       time_after_eq(now, fr->wb.passed_at + msecs_to_jiffies(defer));
 }
 

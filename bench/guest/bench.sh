@@ -223,7 +223,7 @@ mkcfg() {
 				die "cannot set ${DEV##*/} write through"
 		fi
 		;;
-	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*)
+	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*)
 		local opts=(fresh "$@")
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
@@ -232,6 +232,7 @@ mkcfg() {
 		fr-d*) opts+=(writeback_defer "${cfg#fr-d}") ;;
 		fr-k*) opts+=(prefetch_kib "${cfg#fr-k}") ;;
 		fr-j*) opts+=(writeback_jobs "${cfg#fr-j}") ;;
+		fr-i*) opts+=(writeback_idle "${cfg#fr-i}") ;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1

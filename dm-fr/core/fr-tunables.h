@@ -8,6 +8,8 @@ FR_TUNABLE(writeback_period, 0, FR_MAX_PERIOD_MS, 10, "ms",
 	   "period of the background writeback (0: only by watermark or flush)")
 FR_TUNABLE(writeback_defer, 0, FR_MAX_PERIOD_MS, 30000, "ms",
 	   "how long writes that keep coming may put the periodic writeback off (0: never)")
+FR_TUNABLE(writeback_idle, 0, FR_MAX_PERIOD_MS, 100, "ms",
+	   "no write this long makes the full writeback pass due (0: only its age)")
 FR_TUNABLE(high_watermark, 0, 100, 50, "%",
 	   "dirty share of the PM that starts writeback at once")
 FR_TUNABLE(low_watermark, 0, 100, 25, "%",
