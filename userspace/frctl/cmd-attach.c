@@ -669,7 +669,8 @@ enum detach_end { DETACHED, STOPPED, FAILED };
  */
 static enum detach_end detach_swap(const char *name, struct drain *dr,
 				   const struct dmw_target *t, int n,
-				   const char *hex, const char *pm, u64 lost)
+				   const char *hex, const char *pm, u64 lost,
+				   bool retire)
 {
 	struct fr_dev d;
 	int r;
@@ -679,7 +680,7 @@ static enum detach_end detach_swap(const char *name, struct drain *dr,
 		       name);
 		return FAILED;
 	}
-	if (dmw_suspend(name)) {
+	if (retire ? dmw_suspend_nolockfs(name) : dmw_suspend(name)) {
 		fr_err("cannot suspend %s", name);
 		dmw_clear(name);
 		return FAILED;
@@ -798,7 +799,7 @@ int do_detach(const char *name, unsigned int timeout, bool json, bool quiet,
 			*left = dirty;
 			if (dirty <= lost) {
 				end = detach_swap(name, &dr, t, n, hex, pm,
-						  lost);
+						  lost, retire);
 				if (end != STOPPED ||
 				    ++tries >= DETACH_SWAP_TRIES)
 					break;
@@ -821,7 +822,7 @@ int do_detach(const char *name, unsigned int timeout, bool json, bool quiet,
 			failing_since = 0;
 		}
 		if (dirty * dr.chunk <= DETACH_SWAP_BYTES) {
-			end = detach_swap(name, &dr, t, n, hex, pm, 0);
+			end = detach_swap(name, &dr, t, n, hex, pm, 0, retire);
 			if (end != STOPPED || ++tries >= DETACH_SWAP_TRIES)
 				break;
 		}

@@ -397,6 +397,24 @@ int dmw_suspend(const char *name)
 	return simple_task(name, DM_DEVICE_SUSPEND, false);
 }
 
+/*
+ * A suspend that does not freeze the file system on the device: a table
+ * swap needs only the I/O in flight drained, and a file system whose
+ * device fails (a PM being retired) can fail its freeze, and the suspend.
+ */
+int dmw_suspend_nolockfs(const char *name)
+{
+	struct dm_task *dmt = dm_task_create(DM_DEVICE_SUSPEND);
+	int ok;
+
+	if (!dmt)
+		return -ENOMEM;
+	ok = dm_task_set_name(dmt, name) && dm_task_skip_lockfs(dmt) &&
+	     dm_task_run(dmt);
+	dm_task_destroy(dmt);
+	return ok ? 0 : -EIO;
+}
+
 int dmw_resume(const char *name)
 {
 	return simple_task(name, DM_DEVICE_RESUME, true);

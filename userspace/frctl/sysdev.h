@@ -72,6 +72,7 @@ void dmw_table_free(struct dmw_target *t, int n);
 int dmw_info(const char *name, struct dmw_info *di);
 int dmw_reload(const char *name, const struct dmw_target *t, int n);
 int dmw_suspend(const char *name);
+int dmw_suspend_nolockfs(const char *name);
 int dmw_resume(const char *name);
 int dmw_clear(const char *name);
 
