@@ -162,8 +162,10 @@ static void report(const char *what, const struct lost *ls, u64 lost_slots,
 		json_object_object_add(o, "lost_slots", json_object_new_int64((int64_t)lost_slots));
 		json_object_object_add(o, "ranges", p.arr);
 		json_object_object_add(o, "retired", json_object_new_boolean(retired));
-		json_print(o);
+		/* One line: after the drain's lines, one object per line. */
+		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
+		fflush(stdout);
 		return;
 	}
 	if (!ls->n && !ls->unreadable_tags && !lost_slots) {
