@@ -551,6 +551,15 @@ struct drain {
 	bool json, tty;
 };
 
+/* Seconds to a tenth, printed so (not 2756.8000000000002). */
+static struct json_object *tenths(double v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%.1f", v);
+	return json_object_new_double_s(v, buf);
+}
+
 static void drain_report(struct drain *dr, u64 dirty, const char *phase)
 {
 	double t = now_s(), eta = -1;
@@ -579,9 +588,8 @@ static void drain_report(struct drain *dr, u64 dirty, const char *phase)
 		json_object_object_add(o, "rate_bytes_per_s",
 				       json_object_new_int64((int64_t)dr->rate));
 		json_object_object_add(o, "eta_s", eta < 0 ? NULL :
-				       json_object_new_double((double)(long)(eta * 10) / 10));
-		json_object_object_add(o, "elapsed_s",
-				       json_object_new_double((double)(long)((t - dr->t0) * 10) / 10));
+				       tenths(eta));
+		json_object_object_add(o, "elapsed_s", tenths(t - dr->t0));
 		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 		json_object_put(o);
 		fflush(stdout);
