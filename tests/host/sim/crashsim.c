@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 		 * that showed the first violation.
 		 */
 		int m, from = mutant ? mutant : 1, to = mutant ? mutant : FR_MUT_COUNT - 1;
-		u32 survived = 0, caught = 0;
+		u32 survived = 0, caught = 0, mmask;
 
 		S.print_violations = 0;
 		S.max_violations = 1;
@@ -268,10 +268,22 @@ int main(int argc, char **argv)
 			 * stage that copies (c->stage_copies).
 			 */
 			S.copy_stage = copy_all || m == FR_MUT_CLEAR_IGNORES_SEQ;
+			mmask = cfgmask;
+			/* A resize's steps run only where a geometry resizes. */
+			if (m == FR_MUT_RESIZE_IN_PLACE ||
+			    m == FR_MUT_SHRINK_COMMIT_FIRST) {
+				u32 ci;
+
+				mmask = 0;
+				for (ci = 0; ci < nr_cfgs; ci++)
+					if (cfgs[ci].format_sectors)
+						mmask |= 1U << ci;
+				mmask &= cfgmask;
+			}
 			reset_counters();
-			run_exhaustive(1, 1, cfgmask, 0);
+			run_exhaustive(1, 1, mmask, 0);
 			if (!S.violating_states)
-				run_random(seed, 6, 30, cfgmask);
+				run_random(seed, 6, 30, mmask);
 			/*
 			 * A stage that copies may store into a chunk in
 			 * flight: these break only the rule it does not need.
