@@ -267,6 +267,19 @@ static int retire_pm(const char *pm, bool accept, bool json)
 	return 0;
 }
 
+/* What retire --origin says with --json: the loss is unknown (null). */
+static void origin_json(const char *origin, const char *hex, bool retired)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "retire", json_object_new_string(origin));
+	json_object_object_add(o, "pm_uuid", json_object_new_string(hex));
+	json_object_object_add(o, "lost_chunks", NULL);
+	json_object_object_add(o, "retired", json_object_new_boolean(retired));
+	json_print(o);
+	json_object_put(o);
+}
+
 /* The PM is missing: forget its origin. */
 static int retire_origin(const char *origin, bool accept, bool json)
 {
@@ -289,30 +302,15 @@ static int retire_origin(const char *origin, bool accept, bool json)
 		return FR_EXIT_OPERATIONAL;
 	}
 	if (!accept) {
-		if (json) {
-			struct json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "retire", json_object_new_string(origin));
-			json_object_object_add(o, "pm_uuid", json_object_new_string(hex));
-			json_object_object_add(o, "lost_chunks", NULL);
-			json_object_object_add(o, "retired", json_object_new_boolean(0));
-			json_print(o);
-			json_object_put(o);
-		}
+		if (json)
+			origin_json(origin, hex, false);
 		fr_err("%s: its PM %s is not here; whatever it held that the origin does not is lost, and how much is unknown",
 		       origin, hex);
 		return refuse_loss(origin);
 	}
 	origins_forget(hex);
 	if (json) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "retire", json_object_new_string(origin));
-		json_object_object_add(o, "pm_uuid", json_object_new_string(hex));
-		json_object_object_add(o, "lost_chunks", NULL);
-		json_object_object_add(o, "retired", json_object_new_boolean(1));
-		json_print(o);
-		json_object_put(o);
+		origin_json(origin, hex, true);
 	} else {
 		printf("%s: retired its missing PM %s; the origin is used alone (what the PM held that it does not is lost: unknown); its file system is offered again at its next udev event\n",
 		       origin, hex);
