@@ -204,7 +204,9 @@ static int retire_live(const char *name, unsigned int timeout, bool accept,
 
 	r = do_detach(name, timeout, json, quiet, false, 0, &left);
 	if (!r) {
-		if (!json && !quiet)
+		if (json)
+			report(name, &ls, 0, true, true);
+		else if (!quiet)
 			printf("%s: retired; nothing was lost: the origin holds all the data\n",
 			       name);
 		return 0;
