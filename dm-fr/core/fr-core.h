@@ -411,6 +411,22 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 		     u64 sector, u64 nr_sectors);
 
 /*
+ * A write the caller sends around PM, to the origin (admission,
+ * fr-around.c). fr_around_begin() (locks: every slot the range, which lies
+ * within one region, is placed in) returns false if it may not go around:
+ * a key of the range is held dirty (the write goes to PM, in front of it),
+ * or a slot of the range is pinned (an origin write of its data is in
+ * flight), lost or has bad tags. Else it drops the range's clean copies,
+ * fenced, pins both chunks of each of its slots and returns true; the
+ * caller then writes the origin durably, and once that write completed,
+ * successfully or not, calls fr_around_end(), which unpins them. It needs
+ * no lock: a stage or fill that sees a pin cleared early by a racing clear
+ * could only run after the origin write, which is when it may.
+ */
+bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors);
+void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors);
+
+/*
  * Writeback. fr_writeback() takes up to max dirty chunks from *cursor on,
  * stages their data for the origin, has the caller write and FLUSH the
  * origin, and only then clears their dirty flags (those not rewritten in the

@@ -475,11 +475,22 @@ bool fr_lookup(const struct fr_cache *c, fr_ochunk_t key, struct fr_hit *hit)
 	return lookup_in_slot(c, key, fr_slot_of(&c->geo, key), hit);
 }
 
-/* Where a fill goes: the write's plan (a step of its own for the simulator). */
+/*
+ * Where a fill goes: the write's plan (a step of its own for the simulator),
+ * except that a fill never stores into a pinned chunk, even where a write
+ * may (c->stage_copies): a write sent around PM pins its slot so that no
+ * fill installs what it read from the origin before that write landed
+ * (fr-around.c).
+ */
 static enum plan fill_plan(const struct fr_cache *c, fr_ochunk_t key,
 			   fr_slot_t s, fr_pchunk_t *victim)
 {
-	return plan_slot(c, key, s, victim);
+	enum plan p = plan_slot(c, key, s, victim);
+
+	/* (Evicted, *victim is where the fill goes.) */
+	if ((p == PLAN_ROOM || p == PLAN_EVICT) && fr_chunk_pinned(c, *victim))
+		return PLAN_PINNED;
+	return p;
 }
 
 int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
@@ -530,7 +541,7 @@ bool fr_can_fill(const struct fr_cache *c, fr_ochunk_t key)
 	if (from_ochunk(key) >= c->geo.origin_chunks ||
 	    lookup_in_slot(c, key, s, &hit))
 		return false;
-	p = plan_slot(c, key, s, &victim);
+	p = fill_plan(c, key, s, &victim);
 	return p == PLAN_ROOM || p == PLAN_EVICT;
 }
 

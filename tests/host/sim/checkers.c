@@ -233,6 +233,26 @@ void ack_write(u32 id)
 	}
 }
 
+/*
+ * A write around PM, acknowledged once its origin write is done: the writes
+ * that began in its window and were acknowledged before it ran beside it,
+ * and where they overlap the later-begun one wins (its copy on PM is newer
+ * than the origin), which is one order two concurrent writes may take.
+ */
+void ack_write_around(u32 id)
+{
+	struct oprec *r = &S.ops[id];
+	u64 s;
+
+	r->status = ST_ACKED;
+	for (s = r->sector; s < r->sector + r->nr; s++) {
+		if (S.cur[s] > id)
+			continue;
+		S.cur[s] = id;
+		S.freed[s] = 0;
+	}
+}
+
 void ack_discard(u32 id)
 {
 	struct oprec *r = &S.ops[id];

@@ -69,6 +69,7 @@ static const char *const fig3_names[F_NR] = {
 	[F_GROUP_BACK] = "groups-rolled-back", [F_GROUP_FWD] = "groups-rolled-forward",
 	[F_WAITED] = "writes-waited-for-batch", [F_ERRORS] = "io-errors",
 	[F_RESIZED] = "resized", [F_RESIZE_REFUSED] = "shrinks-refused",
+	[F_AROUND] = "sent-around", [F_AROUND_REFUSED] = "around-to-pm",
 };
 
 static const char *const mut_names[FR_MUT_COUNT] = {
@@ -101,6 +102,8 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_PIN_IGNORES_BUDDY] = "PIN_IGNORES_BUDDY",
 	[FR_MUT_RESIZE_IN_PLACE] = "RESIZE_IN_PLACE",
 	[FR_MUT_SHRINK_COMMIT_FIRST] = "SHRINK_COMMIT_FIRST",
+	[FR_MUT_AROUND_KEEPS_COPY] = "AROUND_KEEPS_COPY",
+	[FR_MUT_AROUND_NO_PIN] = "AROUND_NO_PIN",
 };
 
 static void usage(void)
@@ -286,10 +289,9 @@ int main(int argc, char **argv)
 				run_random(seed, 6, 30, mmask);
 			/*
 			 * A stage that copies may store into a chunk in
-			 * flight: these break only the rule it does not need.
+			 * flight: this breaks only the rule it does not need.
 			 */
-			if (copy_all && (m == FR_MUT_REUSE_PINNED ||
-					 m == FR_MUT_FILL_INTO_PINNED)) {
+			if (copy_all && m == FR_MUT_REUSE_PINNED) {
 				if (S.violating_states) {
 					survived++;
 					printf("FAIL mutant %s caught with a copying stage, which may store into a chunk in flight: %llu violations; first:\n  %s",

@@ -47,9 +47,12 @@ enum op_type {
 /*
  * Where writes are injected into a writeback batch (OP_WB), or writes and
  * batches (inj[i].nr == 0) into a write's victim writeback, between its
- * stage and its submit (OP_WRITE, INJ_VICTIM).
+ * stage and its submit (OP_WRITE, INJ_VICTIM), or writes, batches and fills
+ * into a write sent around PM, between fr_around_begin() and its origin
+ * write (OP_WRITE with .around, INJ_AROUND).
  */
-enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED, INJ_BETWEEN, INJ_VICTIM };
+enum inj_at { INJ_NONE, INJ_STAGED, INJ_SUBMITTED, INJ_BETWEEN, INJ_VICTIM,
+	      INJ_AROUND };
 
 /* Error injection for one (top-level) operation. */
 enum fail_at {
@@ -72,6 +75,7 @@ struct op {
 	u32 max;		/* OP_WB */
 	u8 sweep;		/* OP_WB: a flush's batch, fr_writeback_sweep() */
 	u8 both_dirty;		/* OP_WB: fr_writeback_both_dirty() */
+	u8 around;		/* OP_WRITE: sent around PM (fr_around_begin) */
 	u64 key;		/* OP_FILL */
 	u64 crash_sel;		/* OP_CRASH: which crash point, which state */
 	/* nr 0: a batch (INJ_VICTIM), from PM chunk sector if nonzero */
@@ -128,7 +132,7 @@ enum fig3 {
 	F_3_3_CLEAN, F_3_3_DIRTY, F_MULTI, F_PARTIAL, F_NEED_CLEAN, F_FILL,
 	F_FILL_SKIPPED, F_DISCARD_DROP, F_WB_CLEANED, F_WB_KEPT_DIRTY,
 	F_XREGION, F_RECOVERY_STORES, F_GROUP_BACK, F_GROUP_FWD, F_WAITED,
-	F_ERRORS, F_RESIZED, F_RESIZE_REFUSED, F_NR
+	F_ERRORS, F_RESIZED, F_RESIZE_REFUSED, F_AROUND, F_AROUND_REFUSED, F_NR
 };
 
 #define SEEN_CAP (1U << 15)
@@ -250,7 +254,7 @@ u32 cfg_index(void);
 void cfg_seen_seq(void);
 
 /* The exhaustive alphabet and start states of a geometry (workloads.c). */
-#define MAX_ALPHA 40
+#define MAX_ALPHA 48
 #define MAX_SCEN 8
 
 struct workload {
@@ -268,6 +272,7 @@ void fill_pattern(u8 *buf, u32 x, u64 lba, u32 nsect);
 u32 sector_op(const u8 *p, u64 lba);
 u32 new_op(u8 type, u64 sector, u32 nr);
 void ack_write(u32 id);
+void ack_write_around(u32 id);
 void ack_discard(u32 id);
 void touch_key(u64 k);
 void touch_range(u64 sector, u64 nr);

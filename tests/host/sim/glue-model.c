@@ -65,8 +65,12 @@ static struct fr_wb_snap *wb_snaps, *victim_snaps;
  * on a buddy (and must fail).
  */
 static bool in_victim;		/* a victim's writeback is between stage and clear */
+/* A write around PM is between fr_around_begin() and its origin write. */
+static bool in_around;
+static u64 around_first, around_last;	/* its chunks */
 
-static void exec_write(u64 sector, u32 nr, const struct op *vinj);
+static void exec_write(u64 sector, u32 nr, const struct op *vinj,
+		       const struct op *around);
 static void run_deferred(void);
 
 /*
@@ -199,15 +203,28 @@ static void wb_count_chunk(struct wbctx *w, const u8 *src)
  * why a core without that check is no mutant the simulator could catch;
  * this checks the reason on every state explored.
  */
+static bool around_pinned(u64 p)
+{
+	u64 k;
+
+	if (!in_around)
+		return false;
+	for (k = around_first; k <= around_last; k++)
+		if (from_slot(fr_slot_of(&S.c.geo, to_ochunk(k))) == p / 2)
+			return true;
+	return false;
+}
+
 static void check_bad_slot_pins(void)
 {
 	u64 p;
 
 	if (!S.bad)
 		return;
+	/* (A write around PM pins its slots whole, clean or not.) */
 	for (p = 0; p < S.c.geo.nr_chunks; p++)
 		if (test_bit(p ^ 1, S.bad) && test_bit(p, S.c.pinned) &&
-		    !test_bit(p, S.c.dirty_bits))
+		    !test_bit(p, S.c.dirty_bits) && !around_pinned(p))
 			violation("chunk %llu, the usable one of a slot with a bad chunk, is pinned but not dirty",
 				  (unsigned long long)p);
 }
@@ -295,7 +312,7 @@ static void run_injected(struct wbctx *w, u8 at)
 			exec_fill(w->inj->inj[i].sector);
 		else
 			exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr,
-				   NULL);
+				   NULL, NULL);
 	}
 }
 
@@ -537,7 +554,8 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 	for (;;) {
 		struct payload_ctx pc = { id, sector, payload_buf };
 
-		if ((in_batch || in_victim) && ndeferred && !S.wb_race)
+		if ((in_batch || in_victim || in_around) && ndeferred &&
+		    !S.wb_race)
 			return false;	/* keep the writes in order */
 		check_bad_slot_pins();
 		lock_range(sector, nr);
@@ -548,7 +566,7 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 			if (!test_bit(from_pchunk(res.victim), S.c.pinned))
 				violation("FR_WRITE_PINNED names chunk %llu, which is not pinned",
 					  (unsigned long long)from_pchunk(res.victim));
-			else if (in_batch || in_victim)
+			else if (in_batch || in_victim || in_around)
 				return false;
 			else
 				violation("FR_WRITE_PINNED with no writeback in flight");
@@ -574,7 +592,7 @@ static bool write_loop(u32 id, u64 sector, u32 nr, const struct op *vinj)
 		}
 		vinj = NULL;
 		if (r == -EBUSY) {
-			if (!in_batch)
+			if (!in_batch && !in_around)
 				violation("victim %llu refused as in flight with no batch in flight",
 					  (unsigned long long)from_pchunk(res.victim));
 			return false;
@@ -635,7 +653,54 @@ static bool past_end(u64 sector, u32 nr)
 	return true;
 }
 
-static void exec_write(u64 sector, u32 nr, const struct op *vinj)
+/*
+ * As the kernel's admission does (fr-io.c): a write sent around PM goes to
+ * the origin, durably, once fr_around_begin() has dropped the range's clean
+ * copies and pinned its slots, and fr_around_end() unpins them once it is
+ * there. The writes, batches and fills the op injects (INJ_AROUND) run in
+ * its window, before the origin write. False if it may not go around: the
+ * write goes to PM.
+ */
+static bool write_around(u32 id, u64 sector, u32 nr, const struct op *op)
+{
+	u8 *buf;
+	bool ok;
+	u32 i;
+
+	lock_range(sector, nr);
+	ok = fr_around_begin(&S.c, sector, nr);
+	unlock_range(sector, nr);
+	if (!ok) {
+		S.fig3[F_AROUND_REFUSED]++;
+		return false;
+	}
+	S.fig3[F_AROUND]++;
+	if (op->ninj && op->inj_at == INJ_AROUND) {
+		in_around = true;
+		around_first = sector >> S.c.geo.chunk_shift;
+		around_last = (sector + nr - 1) >> S.c.geo.chunk_shift;
+		for (i = 0; i < op->ninj; i++) {
+			if (!op->inj[i].nr)
+				nested_batch(op->inj[i].sector);
+			else if (op->inj[i].nr == INJ_FILL_NR)
+				exec_fill(op->inj[i].sector);
+			else
+				exec_write(op->inj[i].sector, op->inj[i].nr,
+					   NULL, NULL);
+		}
+		in_around = false;
+	}
+	buf = xmalloc((size_t)nr * SECT);
+	fill_pattern(buf, id, sector, nr);
+	so_write(&S.org, sector, buf, nr);
+	so_flush(&S.org);
+	free(buf);
+	fr_around_end(&S.c, sector, nr);
+	return true;
+}
+
+static void exec_write(u64 sector, u32 nr, const struct op *vinj,
+		       const struct op *around)
 {
 	u32 id, prev = S.inflight;
 	bool poisoned = false;
@@ -681,6 +746,8 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 				  out, res.error);
 			ack_write(id);
 		}
+	} else if (around && write_around(id, sector, nr, around)) {
+		ack_write_around(id);
 	} else if (write_loop(id, sector, nr, vinj)) {
 		ack_write(id);
 	} else {
@@ -692,7 +759,7 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj)
 	}
 	S.inflight = prev;
 	/* Writes that waited inside this write's victim window: now. */
-	if (!in_batch && !in_victim && ndeferred)
+	if (!in_batch && !in_victim && !in_around && ndeferred)
 		run_deferred();
 }
 
@@ -1019,11 +1086,19 @@ static void describe_op(const struct op *op, char *b, size_t len)
 
 	switch (op->type) {
 	case OP_WRITE:
-		o = snprintf(b, len, "write %llu+%u", (unsigned long long)op->sector, op->nr);
+		o = snprintf(b, len, "%s %llu+%u",
+			     op->around ? "write around" : "write",
+			     (unsigned long long)op->sector, op->nr);
 		if (op->ninj)
-			o += snprintf(b + o, len - o, " {victim staged:");
+			o += snprintf(b + o, len - o, " {%s:",
+				      op->inj_at == INJ_AROUND ?
+				      "before its origin write" :
+				      "victim staged");
 		for (i = 0; i < op->ninj && o < len; i++)
-			o += op->inj[i].nr ?
+			o += op->inj[i].nr == INJ_FILL_NR ?
+			     snprintf(b + o, len - o, " fill key %llu",
+				      (unsigned long long)op->inj[i].sector) :
+			     op->inj[i].nr ?
 			     snprintf(b + o, len - o, " write %llu+%u",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr) :
@@ -1161,7 +1236,8 @@ static void exec_op(const struct op *op)
 	switch (op->type) {
 	case OP_WRITE:
 		exec_write(op->sector, op->nr,
-			   op->ninj && op->inj_at == INJ_VICTIM ? op : NULL);
+			   op->ninj && op->inj_at == INJ_VICTIM ? op : NULL,
+			   op->around ? op : NULL);
 		break;
 	case OP_FILL:
 		exec_fill(op->key);
@@ -1233,6 +1309,7 @@ void run_op(const struct op *op)
 	wb_victim.inj = NULL;
 	in_batch = false;
 	in_victim = false;
+	in_around = false;
 	memset(S.pinned, 0, S.nlongs * sizeof(long));
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");

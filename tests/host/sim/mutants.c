@@ -62,6 +62,8 @@ struct fr_resize_report;
 static void mut_resize_drop_past_end(struct fr_cache *c, u64 new_sectors,
 				     struct fr_resize_report *rep);
 static void mut_resize_commit(struct fr_cache *c, u64 new_sectors);
+static bool mut_around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key);
+static void mut_around_pin(struct fr_cache *c, fr_slot_t s);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
@@ -70,6 +72,7 @@ static void mut_resize_commit(struct fr_cache *c, u64 new_sectors);
 #undef fr_write
 #include "fr-recover.c"
 #include "fr-resize.c"
+#include "fr-around.c"
 
 enum fr_mutation fr_mutation;
 const int crashsim_core_mutable = 1;
@@ -506,4 +509,28 @@ static void mut_resize_drop_past_end(struct fr_cache *c, u64 new_sectors,
 	if (MUT(SHRINK_COMMIT_FIRST))
 		resize_commit(c, new_sectors);
 	resize_drop_past_end(c, new_sectors, rep);
+}
+
+/*
+ * AROUND_KEEPS_COPY: a write sent around PM leaves the key's clean copy on
+ * PM: it still holds the old data, which reads then return, and which no
+ * longer equals the origin.
+ */
+static bool mut_around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key)
+{
+	if (MUT(AROUND_KEEPS_COPY))
+		return false;
+	return around_drop(c, s, key);
+}
+
+/*
+ * AROUND_NO_PIN: a write sent around PM does not pin its slot: a write of
+ * the key stored on PM meanwhile is written back by a batch before the
+ * write around lands, which then leaves the origin older than the clean
+ * copy; or a fill installs what it read before the write landed.
+ */
+static void mut_around_pin(struct fr_cache *c, fr_slot_t s)
+{
+	if (!MUT(AROUND_NO_PIN))
+		around_pin(c, s);
 }

@@ -37,6 +37,8 @@ enum fr_mutation {
 	FR_MUT_PIN_IGNORES_BUDDY,	/* a stage ignores another's pin on its buddy (--wb-race) */
 	FR_MUT_RESIZE_IN_PLACE,		/* a resize rewrites the checksummed length, then the checksum */
 	FR_MUT_SHRINK_COMMIT_FIRST,	/* a shrink commits the length before dropping copies past it */
+	FR_MUT_AROUND_KEEPS_COPY,	/* a write around PM keeps the key's clean copy */
+	FR_MUT_AROUND_NO_PIN,		/* a write around PM leaves its slots unpinned */
 	FR_MUT_COUNT
 };
 

@@ -260,6 +260,35 @@ void build_workload(struct workload *w)
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
 			 .fail = FAIL_STAGE_LATE };
 	A(o);
+	/*
+	 * Writes sent around PM (admission): K whole and in part, which may
+	 * find a clean copy to drop or a dirty one to write in front of; a
+	 * write of L's region; and K with, in its window before the origin
+	 * write, a write of K stored on PM and a batch from K's slot (which
+	 * must skip it: the write around lands after it), or a read miss of
+	 * K (whose fill must not install what it read before the write).
+	 */
+	o = mk_write(K * cs, (u32)cs);
+	o.around = 1;
+	A(o);
+	o = mk_write(K * cs + 2, 3);
+	o.around = 1;
+	A(o);
+	if (R >= 2) {
+		o = mk_write((L & ~(R - 1)) * cs, (u32)(2 * cs));
+		o.around = 1;
+		A(o);
+	}
+	o = mk_write(K * cs, (u32)cs);
+	o.around = 1;
+	o.inj_at = INJ_AROUND;
+	o.ninj = 2;
+	o.inj[0] = (typeof(o.inj[0])){ K * cs + 1, 2 };
+	o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(K)));
+	A(o);
+	o.ninj = 1;
+	o.inj[0] = (typeof(o.inj[0])){ K, INJ_FILL_NR };
+	A(o);
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
 	if (S.cfg->format_sectors) {
@@ -356,6 +385,12 @@ struct op random_op(u64 *rng)
 		u32 n = (u32)hweight64(mask), a, b;
 
 		o.type = OP_WRITE;
+		/*
+		 * One write in five sent around PM (admission), with no draw
+		 * of its own; every other one of them with a write of its key
+		 * and a batch, or a fill, in its window.
+		 */
+		o.around = r % 5 == 0;
 		if (r < 14) {
 			o.sector = k * cs;
 			o.nr = n;
@@ -389,6 +424,19 @@ struct op random_op(u64 *rng)
 				e = g->origin_sectors - 1;
 			o.sector = s;
 			o.nr = (u32)(e - s + 1);
+		}
+		if (o.around && r % 10 == 0) {
+			u64 k0 = o.sector >> g->chunk_shift;
+
+			o.inj_at = INJ_AROUND;
+			o.ninj = 2;
+			o.inj[0] = (typeof(o.inj[0])){ o.sector, 1 };
+			o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(k0)));
+		} else if (o.around && (r == 15 || r == 35)) {
+			o.inj_at = INJ_AROUND;
+			o.ninj = 1;
+			o.inj[0] = (typeof(o.inj[0])){ o.sector >> g->chunk_shift,
+						       INJ_FILL_NR };
 		}
 	} else if (r < 52) {
 		o.type = OP_FILL;

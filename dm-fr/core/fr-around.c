@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Writes sent around PM (admission: docs/design.md, "What deserves PM").
+ *
+ * The caller writes the data to the origin instead of PM, durably (FUA)
+ * before it acknowledges it. Nothing on PM may then contradict the origin,
+ * before or after a crash, and no read may return older data than the
+ * write's:
+ *
+ *  - A dirty copy of a key the write touches is newer than the origin: the
+ *    write goes to PM instead, in front of it (fr_around_begin() says no).
+ *    Dropping the dirty copy first would lose it if the origin write then
+ *    failed or the machine crashed before it landed.
+ *  - A clean copy equals the origin, which the write is about to change: it
+ *    is dropped, and the drop fenced, before the origin write is sent. A
+ *    crash in between leaves the origin's old data, which the copy held.
+ *  - Two origin writes of one slot's data must never be in flight at once
+ *    (they land in any order): the write does not go around while a stage
+ *    has a chunk of the slot pinned (its key's old copy may be on its way to
+ *    the origin), and it pins both chunks of the slot until its origin
+ *    write completes, so no stage takes the slot (a write stored on PM
+ *    meanwhile is written back after it) and no fill installs there (a
+ *    fill may have read the origin before the write landed).
+ */
+#include "fr-tags.h"
+
+/* Whether a write of chunks first..last may go around PM: see fr-core.h. */
+static bool around_allowed(const struct fr_cache *c, u64 first, u64 last)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 k;
+	u32 i;
+
+	for (k = first; k <= last; k++) {
+		fr_ochunk_t key = to_ochunk(k);
+		fr_slot_t s = fr_slot_of(g, key);
+
+		if (fr_slot_tags_bad(c, s) || fr_slot_lost(c, s) ||
+		    fr_slot_pinned(c, s))
+			return false;
+		for (i = 0; i < 2; i++) {
+			u64 commit = tag_commit(c, slot_chunk(s, i));
+
+			if (commit_holds(commit, key) &&
+			    (commit & FR_TAG_DIRTY))
+				return false;
+		}
+	}
+	return true;
+}
+
+/* Drop key's clean copy in slot s, if it has one: the origin changes. */
+static bool around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key)
+{
+	u32 i;
+
+	for (i = 0; i < 2; i++) {
+		fr_pchunk_t p = slot_chunk(s, i);
+
+		if (commit_holds(tag_commit(c, p), key)) {
+			set_commit(c, p, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Both chunks of slot s, until the origin write is done. */
+static void around_pin(struct fr_cache *c, fr_slot_t s)
+{
+	if (!c->pinned)
+		return;
+	set_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
+	set_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
+}
+
+static void chunk_range(const struct fr_geometry *g, u64 sector,
+			u32 nr_sectors, u64 *first, u64 *last)
+{
+	*first = sector >> g->chunk_shift;
+	*last = (sector + nr_sectors - 1) >> g->chunk_shift;
+}
+
+bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 first, last, k;
+	bool dropped = false;
+
+	if (!nr_sectors || sector + nr_sectors > g->origin_sectors)
+		return false;
+	chunk_range(g, sector, nr_sectors, &first, &last);
+	if (!around_allowed(c, first, last))
+		return false;
+	for (k = first; k <= last; k++) {
+		fr_slot_t s = fr_slot_of(g, to_ochunk(k));
+
+		if (FR_STEP(around_drop, c, s, to_ochunk(k)))
+			dropped = true;
+	}
+	if (dropped)
+		fr_pm_fence();
+	for (k = first; k <= last; k++)
+		FR_STEP(around_pin, c, fr_slot_of(g, to_ochunk(k)));
+	return true;
+}
+
+void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors)
+{
+	const struct fr_geometry *g = &c->geo;
+	u64 first, last, k;
+
+	if (!c->pinned)
+		return;
+	chunk_range(g, sector, nr_sectors, &first, &last);
+	for (k = first; k <= last; k++) {
+		fr_slot_t s = fr_slot_of(g, to_ochunk(k));
+
+		clear_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
+		clear_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
+	}
+}
