@@ -90,6 +90,9 @@ struct fr_stats {
 	u64 pm_errors;
 	u64 read_fills;
 	u64 prefetched;
+	u64 around_stream;
+	u64 around_background;
+	u64 around_refused;
 	u64 write_bios;		/* not a status field: the writeback's sample */
 };
 
@@ -105,6 +108,7 @@ enum fr_io_kind {
 	FR_IO_WRITETHROUGH,	/* cleaner mode: straight to the origin */
 	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
 	FR_IO_BYPASS,		/* one chunk whose slot PM cannot hold */
+	FR_IO_AROUND,		/* admission: remapped to the origin, FUA */
 };
 
 /* Per-bio data. */
@@ -115,6 +119,8 @@ struct fr_io {
 	unsigned int tries;		/* FR_IO_WRITE: origin refusals so far */
 	struct fr_fill *fills;		/* fill reads only */
 	struct bvec_iter fill_iter;	/* the fill read's data */
+	u64 around_sector;		/* FR_IO_AROUND: what it pinned */
+	u32 around_sectors;
 };
 
 /* Known bad PM pages, as found when it was accessed (fr-pmdev.c). */
@@ -194,6 +200,28 @@ struct fr_writeback {
 	u32 unreadable;			/* skipped by the last pass: PM errors */
 };
 
+/* Why a write goes around PM (fr-admit.c). */
+enum fr_admit_reason {
+	FR_ADMIT_PM,		/* it does not: PM takes it */
+	FR_ADMIT_STREAM,	/* a sequential stream past admit_stream_kib */
+	FR_ADMIT_BACKGROUND,	/* page-cache writeback past admit_background */
+};
+
+/* Sequential write streams tracked at once (fr-admit.c). */
+#define FR_STREAMS	16
+/* Where a sequential write stream ends, and how long it is. */
+struct fr_stream {
+	u64 end;
+	u64 bytes;
+	unsigned long seen;		/* jiffies of its last write */
+};
+
+struct fr_admit {
+	struct fr_stream streams[FR_STREAMS];
+	atomic_t in_flight;		/* writes around PM, from fr_admit() */
+	bool paused;			/* a flush's sweep: none may start */
+};
+
 struct dm_fr {
 	struct dm_target *ti;
 	struct mapped_device *md;
@@ -245,6 +273,9 @@ struct dm_fr {
 	/* Read fill and prefetch: their own state (fr-fill.c). */
 	struct fr_fills fills;
 
+	/* Admission: writes sent around PM (fr-admit.c). */
+	struct fr_admit admit;
+
 	/* Writeback: its own state (fr-writeback.c, fr-stage.c). */
 	struct fr_writeback wb;
 	struct mutex flush_lock;	/* one flush message at a time */
@@ -270,6 +301,7 @@ static inline void fr_bio_chunks(struct dm_fr *fr, struct bio *bio, u64 *first,
 
 /* fr-io.c */
 int fr_map(struct dm_target *ti, struct bio *bio);
+int fr_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error);
 
 /* fr-origin.c */
 struct bio *fr_origin_bio(struct dm_fr *fr, blk_opf_t opf, sector_t sector,
@@ -281,6 +313,16 @@ blk_status_t fr_origin_clone_wait(struct dm_fr *fr, struct bio *bio,
 int fr_origin_flush(struct dm_fr *fr);
 bool fr_origin_discards(struct dm_fr *fr);
 int fr_origin_remap(struct dm_fr *fr, struct bio *bio);
+
+/* fr-admit.c */
+enum fr_admit_reason fr_admit(struct dm_fr *fr, struct bio *bio);
+void fr_admit_done(struct dm_fr *fr);
+bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
+		  enum fr_admit_reason r);
+int fr_admit_remap(struct dm_fr *fr, struct bio *bio);
+void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io, blk_status_t error);
+void fr_admit_pause(struct dm_fr *fr);
+void fr_admit_resume(struct dm_fr *fr);
 
 /* fr-fill.c */
 u32 fr_fill_plan(struct dm_fr *fr, struct bio *bio, struct fr_io *io);

@@ -177,19 +177,29 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 {
 	struct fr_bio_cursor cur = { .bio = bio, .iter = bio->bi_iter };
 	struct fr_write_result res;
+	enum fr_admit_reason admit;
 	struct fr_lockset ls;
 	enum fr_write_outcome out;
 	u64 first, last;
 
 	fr_bio_chunks(fr, bio, &first, &last);
+	admit = fr_admit(fr, bio);
 	fr_lock_range(fr, first, last, &ls);
 
 	/* Cleaner: what PM does not hold is written through; dirty drains. */
 	if (unlikely(READ_ONCE(fr->cleaner)) &&
 	    !fr_range_cached(fr, first, last)) {
 		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+		if (admit != FR_ADMIT_PM)
+			fr_admit_done(fr);
 		fr_queue_io(fr, io, FR_IO_WRITETHROUGH);
 		return DM_MAPIO_SUBMITTED;
+	}
+	/* Admission: around PM, if the core agrees (fr-admit.c). */
+	if (unlikely(admit != FR_ADMIT_PM) &&
+	    fr_admit_map(fr, bio, io, admit)) {
+		fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
+		return fr_admit_remap(fr, bio);
 	}
 
 	out = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
@@ -558,6 +568,16 @@ static int fr_map_read(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 	if (fr->read_fill)
 		fr_prefetch(fr, first, last);
 	return fr_origin_remap(fr, bio);
+}
+
+/* Every bio the target mapped, as it completes. */
+int fr_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
+
+	if (io->kind == FR_IO_AROUND)
+		fr_admit_end_io(ti->private, io, *error);
+	return DM_ENDIO_DONE;
 }
 
 int fr_map(struct dm_target *ti, struct bio *bio)

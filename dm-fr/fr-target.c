@@ -287,6 +287,9 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 		sum->pm_errors += s->pm_errors;
 		sum->read_fills += s->read_fills;
 		sum->prefetched += s->prefetched;
+		sum->around_stream += s->around_stream;
+		sum->around_background += s->around_background;
+		sum->around_refused += s->around_refused;
 	}
 }
 
@@ -333,6 +336,9 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_prefetched] = s.prefetched;
 	v[FR_STATUS_pinned_waits] = s.pinned_waits;
 	v[FR_STATUS_drains] = READ_ONCE(fr->wb.drains);
+	v[FR_STATUS_around_stream] = s.around_stream;
+	v[FR_STATUS_around_background] = s.around_background;
+	v[FR_STATUS_around_refused] = s.around_refused;
 
 	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
 	for (i = 0; i < FR_NR_STATUS; i++) {
@@ -530,11 +536,12 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 15, 0},
+	.version = {1, 16, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,
 	.map = fr_map,
+	.end_io = fr_end_io,
 	.presuspend = fr_presuspend,
 	.presuspend_undo = fr_presuspend_undo,
 	.postsuspend = fr_postsuspend,

@@ -419,8 +419,15 @@ static void wb_sample(struct dm_fr *fr, u64 chunks, u64 bios, u64 forced)
 	wb->sample_forced = 0;
 }
 
+/* How far this tick of the periodic writeback goes (wb_pass_due()). */
+enum wb_pass {
+	WB_PASS_NONE,	/* both-dirty slots and the high watermark only */
+	WB_PASS_DRAIN,	/* down to the low watermark */
+	WB_PASS_FULL,	/* everything dirty when it began */
+};
+
 /*
- * Whether this tick of the periodic writeback makes a full pass.
+ * How far this tick of the periodic writeback goes.
  *
  * Dirty data on PM is already durable, so writing it back is only about
  * keeping slots clean for the data that will land on them, and about how
@@ -432,16 +439,23 @@ static void wb_sample(struct dm_fr *fr, u64 chunks, u64 bios, u64 forced)
  * makes it due; the watermarks and the both-dirty slots apply meanwhile
  * (writeback_work).
  */
-static bool wb_pass_due(struct dm_fr *fr)
+static enum wb_pass wb_pass_due(struct dm_fr *fr)
 {
 	unsigned int defer = fr_tunable(fr, writeback_defer);
 	unsigned int idle = fr_tunable(fr, writeback_idle);
 	unsigned long now = jiffies;
 
-	return !defer || fr->wb.draining ||
-	       (idle && time_after_eq(now, fr->wb.busy_at +
-				      msecs_to_jiffies(idle))) ||
-	       time_after_eq(now, fr->wb.passed_at + msecs_to_jiffies(defer));
+	if (!defer ||
+	    (idle && time_after_eq(now, fr->wb.busy_at +
+				   msecs_to_jiffies(idle))) ||
+	    time_after_eq(now, fr->wb.passed_at + msecs_to_jiffies(defer)))
+		return WB_PASS_FULL;
+	/*
+	 * A drain stops at the low watermark: what stays dirty still absorbs
+	 * rewrites, and the both-dirty slots, where collisions come from,
+	 * go first in every pass.
+	 */
+	return fr->wb.draining ? WB_PASS_DRAIN : WB_PASS_NONE;
 }
 
 /*
@@ -523,6 +537,7 @@ static void writeback_work(struct work_struct *work)
 	unsigned int period = fr_tunable(fr, writeback_period);
 	unsigned long start = jiffies;
 	u64 chunks, bios, forced;
+	enum wb_pass due;
 	unsigned int delay;
 	int r = 0;
 
@@ -539,7 +554,8 @@ static void writeback_work(struct work_struct *work)
 		fr->wb.sample_forced = 0;
 	}
 
-	if (period && wb_pass_due(fr)) {
+	due = period ? wb_pass_due(fr) : WB_PASS_NONE;
+	if (due == WB_PASS_FULL) {
 		r = writeback_pass(fr, false, false);
 		if (!r)
 			fr->wb.passed_at = start;
@@ -547,7 +563,9 @@ static void writeback_work(struct work_struct *work)
 		r = writeback_pass(fr, false, true);
 		if (!r && READ_ONCE(fr->cleaner))
 			fr->wb.passed_at = start;
-	} else if (wb_over_high_watermark(fr)) {
+	} else if (wb_over_high_watermark(fr) ||
+		   (due == WB_PASS_DRAIN &&
+		    dirty_percent(fr) >= fr_tunable(fr, low_watermark))) {
 		r = writeback_pass(fr, true, false);
 	} else if (period && chunks && writeback_both_due(fr, forced)) {
 		r = writeback_both(fr);
@@ -583,7 +601,9 @@ static void writeback_work(struct work_struct *work)
  * ahead of its cursor use up its budget, and a batch whose chunks were all
  * rewritten cleans none and ends it. No victim write runs meanwhile
  * (wb.victim_lock): the sweep would skip a chunk one has in flight, and return
- * before that write is on the origin. A suspend stops it at a batch
+ * before that write is on the origin; nor a write around PM (admission
+ * paused), whose pins would make it skip a dirty chunk of the same slot. A
+ * suspend stops it at a batch
  * boundary (-EBUSY, unless it is the suspend's own sweep), and so does a
  * fatal signal to the caller (-EINTR): a flush can be interrupted, and what
  * it wrote back stays written back.
@@ -598,6 +618,8 @@ static int writeback_sweep(struct dm_fr *fr, bool suspending)
 		return -EBUSY;	/* suspended: the origin is not to be written */
 	mutex_lock(&fr->flush_lock);
 	down_write(&fr->wb.victim_lock);
+	/* Nor a write around PM, whose pins would make it skip a chunk. */
+	fr_admit_pause(fr);
 	while (cursor < fr->cache.geo.nr_chunks) {
 		/* Suspended meanwhile: stop at a batch boundary. */
 		if (!suspending && READ_ONCE(fr->wb.stopped)) {
@@ -624,6 +646,7 @@ static int writeback_sweep(struct dm_fr *fr, bool suspending)
 		fr_stat_add(fr, writeback_rounds, 1);
 	r = skipped ? -EHWPOISON : 0;
 out:
+	fr_admit_resume(fr);
 	up_write(&fr->wb.victim_lock);
 	mutex_unlock(&fr->flush_lock);
 	return r;

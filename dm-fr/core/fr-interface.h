@@ -21,6 +21,8 @@
 #define FR_WB_JOBS_DEFAULT	1024
 /* Prefetch window at most, and by default: one origin read (256 pages). */
 #define FR_PREFETCH_MAX_KIB	1024
+/* admit_stream_kib at most: a stream of a GiB. */
+#define FR_MAX_STREAM_KIB	1048576
 /* The periods' bound: an hour. */
 #define FR_MAX_PERIOD_MS	3600000
 

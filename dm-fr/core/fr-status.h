@@ -39,3 +39,9 @@ FR_STATUS(pinned_waits, 109, 0, "pinned_waits",
 	  "writes that waited for the writeback of the chunk they would store into")
 FR_STATUS(drains, 113, 1, "drains",
 	  "times writes collided so often that writeback began draining the PM every tick")
+FR_STATUS(around_stream, 116, 1, "around_stream",
+	  "writes sent around PM to the origin as part of a sequential stream")
+FR_STATUS(around_background, 116, 1, "around_background",
+	  "page-cache writeback sent around PM to the origin")
+FR_STATUS(around_refused, 116, 1, "around_refused",
+	  "writes admission would have sent around that went to PM (a dirty copy, or the slot in flight)")

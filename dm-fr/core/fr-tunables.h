@@ -18,3 +18,7 @@ FR_TUNABLE(writeback_jobs, 1, 1024, FR_WB_JOBS_DEFAULT, "chunks",
 	   "chunks per writeback batch (one origin flush each)")
 FR_TUNABLE(prefetch_kib, 0, FR_PREFETCH_MAX_KIB, FR_PREFETCH_MAX_KIB, "KiB",
 	   "largest read-ahead window of a sequential read miss (0: none)")
+FR_TUNABLE(admit_stream_kib, 0, FR_MAX_STREAM_KIB, 0, "KiB",
+	   "a sequential write stream past this goes around PM, to the origin (0: off)")
+FR_TUNABLE(admit_background, 0, 100, 0, "%",
+	   "dirty share from which page-cache writeback goes around PM (0: off)")

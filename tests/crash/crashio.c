@@ -22,6 +22,9 @@
  *   f  O_DIRECT, fsync (a FLUSH) after a write with probability P
  *   x  O_DIRECT, a discard (BLKDISCARD) instead of a write with probability P
  *   b  buffered, fsync after a write with probability P
+ *   s  O_DIRECT, no fsync, no FUA, sequential: each write where the last
+ *      ended, from the part's start round to it again (a stream admission
+ *      sends around PM: tests/crash/guest's stream kills)
  * Every 512-byte sector written carries a stamp: magic, epoch, write id,
  * index in the write, the write's length, its absolute sector, a filler, and
  * a crc32 of all that: a sector is either exactly one write's or detectably
@@ -293,6 +296,7 @@ struct stream {
 	unsigned int min, max;		/* sectors */
 	double p;
 	uint64_t start, len;		/* sectors */
+	uint64_t next;			/* s: where the next write goes */
 	uint64_t rng;
 	int arm_discard;
 	pthread_t th;
@@ -369,6 +373,12 @@ static void *stream_run(void *arg)
 			off &= ~7ULL;	/* 4 KiB aligned starts keep most bios whole-page */
 		if (s->mode == 'd' && (rnd(&s->rng) & 3) == 0)
 			off = s->start + rnd(&s->rng) % (s->len - n + 1); /* any 512 B */
+		if (s->mode == 's') {
+			if (s->next < s->start || s->next + n > s->start + s->len)
+				s->next = s->start;
+			off = s->next;
+			s->next = off + n;
+		}
 		kind = discard ? 'X' : s->mode == 'y' ? 'Y' : s->mode == 'b' ? 'B' : 'W';
 
 		pthread_mutex_lock(&log_lock);
@@ -465,7 +475,7 @@ static int cmd_write(int argc, char **argv)
 			mx = parse_num(f[2]);
 			if (f[3])
 				p = atof(f[3]);
-			if (!mode || !strchr("dyfxb", mode) || mn < SECT || mx > MAX_NSECT * SECT ||
+			if (!mode || !strchr("dyfxbs", mode) || mn < SECT || mx > MAX_NSECT * SECT ||
 			    mn > mx || mn % SECT || mx % SECT)
 				die("bad stream '%s' (MODE:MIN:MAX[:P])", a);
 			memset(s, 0, sizeof(*s));
