@@ -9,8 +9,11 @@
  * origin takes a stream at its best rate anyway. Two rules, each off by
  * default:
  *
- *  - stream: a write that continues a sequential stream past
- *    admit_stream_kib KiB (bcache's sequential cutoff). A stream is found
+ *  - stream: an asynchronous write (no REQ_SYNC, FUA or PREFLUSH: the page
+ *    cache's writeback, not an fsync's, a journal's or O_DIRECT's) that
+ *    continues a sequential stream past admit_stream_kib KiB (bcache's
+ *    sequential cutoff, which bcache's writeback mode also applies to
+ *    asynchronous writes only). A stream is found
  *    by where it ends: a small table indexed by a hash of the end sector,
  *    read and written without a lock. A race only misjudges a write, and
  *    either path stores it correctly.
@@ -39,7 +42,11 @@ static enum fr_admit_reason admit_reason(struct dm_fr *fr, struct bio *bio)
 	u64 sector = bio->bi_iter.bi_sector, end = bio_end_sector(bio);
 	u64 bytes = 0;
 
-	if (kib) {
+	/*
+	 * Synchronous writes stay on PM, as in bcache's writeback mode: a
+	 * journal is a sequential stream too, and each of its commits waits.
+	 */
+	if (kib && !op_is_sync(bio->bi_opf)) {
 		struct fr_stream *st, *lru = &fr->admit.streams[0];
 		unsigned long now = jiffies;
 		u32 i;

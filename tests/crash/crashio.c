@@ -22,9 +22,10 @@
  *   f  O_DIRECT, fsync (a FLUSH) after a write with probability P
  *   x  O_DIRECT, a discard (BLKDISCARD) instead of a write with probability P
  *   b  buffered, fsync after a write with probability P
- *   s  O_DIRECT, no fsync, no FUA, sequential: each write where the last
- *      ended, from the part's start round to it again (a stream admission
- *      sends around PM: tests/crash/guest's stream kills)
+ *   s  as b, but sequential: each write where the last ended, from the
+ *      part's start round to it again (a stream whose asynchronous
+ *      writeback admission sends around PM: tests/crash/guest's stream
+ *      kills)
  * Every 512-byte sector written carries a stamp: magic, epoch, write id,
  * index in the write, the write's length, its absolute sector, a filler, and
  * a crc32 of all that: a sector is either exactly one write's or detectably
@@ -344,8 +345,9 @@ static void *stream_run(void *arg)
 	int fd, flags = O_WRONLY;
 	uint32_t last_b = 0;
 	int have_b = 0;
+	int buffered = s->mode == 'b' || s->mode == 's';
 
-	if (s->mode != 'b')
+	if (!buffered)
 		flags |= O_DIRECT;
 	if (s->mode == 'y')
 		flags |= O_DSYNC;
@@ -369,7 +371,7 @@ static void *stream_run(void *arg)
 			off = s->start + rnd(&s->rng) % (s->len - n + 1);
 			s->arm_discard = 0;
 		}
-		if (s->mode != 'b')
+		if (!buffered)
 			off &= ~7ULL;	/* 4 KiB aligned starts keep most bios whole-page */
 		if (s->mode == 'd' && (rnd(&s->rng) & 3) == 0)
 			off = s->start + rnd(&s->rng) % (s->len - n + 1); /* any 512 B */
@@ -379,7 +381,7 @@ static void *stream_run(void *arg)
 			off = s->next;
 			s->next = off + n;
 		}
-		kind = discard ? 'X' : s->mode == 'y' ? 'Y' : s->mode == 'b' ? 'B' : 'W';
+		kind = discard ? 'X' : s->mode == 'y' ? 'Y' : buffered ? 'B' : 'W';
 
 		pthread_mutex_lock(&log_lock);
 		logf_locked("I %u %u %d %c %llu %u\n", w_epoch, wid, s->k, kind,
@@ -398,7 +400,7 @@ static void *stream_run(void *arg)
 				die("stream %d: pwrite of %u sectors at %llu: %s", s->k, n,
 				    (unsigned long long)off, strerror(errno));
 		}
-		if (s->mode == 'b') {
+		if (buffered) {
 			last_b = wid;
 			have_b = 1;
 		} else {
@@ -407,16 +409,16 @@ static void *stream_run(void *arg)
 			pthread_mutex_unlock(&log_lock);
 			ack_done();
 		}
-		if ((s->mode == 'f' || s->mode == 'b') && rnd01(&s->rng) < s->p) {
+		if ((s->mode == 'f' || buffered) && rnd01(&s->rng) < s->p) {
 			if (fsync(fd))
 				die("stream %d: fsync: %s", s->k, strerror(errno));
 			pthread_mutex_lock(&log_lock);
-			if (s->mode == 'b')
+			if (buffered)
 				logf_locked("S %u %d %u\n", w_epoch, s->k, last_b);
 			else
 				logf_locked("F %u\n", w_epoch);
 			pthread_mutex_unlock(&log_lock);
-			if (s->mode == 'b' && have_b) {
+			if (buffered && have_b) {
 				have_b = 0;
 				ack_done();
 			}
