@@ -109,6 +109,14 @@ FS_JOBS = [
     ("fileserver_large", "fileserver-like, 96 MiB, PM 32 MiB (larger than PM)", "MiB/s"),
 ]
 
+# The fsmixed set (issue 47): the varmail-like job beside a bulk writer, on a
+# 32 MiB PM; "<cfg>-alone" is the job without the other.
+MIXED_JOBS = [
+    ("fsync", "the varmail-like job beside a 128 MiB buffered stream (alone: -alone)", "ops/s"),
+    ("stream", "the 128 MiB buffered stream beside the varmail-like job, over its own time "
+     "(alone: -alone)", "MiB/s"),
+]
+
 # The measured ceiling beside a goal: the same ratio with dm-fr replaced by the
 # best the hardware (or any dm target) allows here.  name -> (ratio, text).
 CEILINGS = {
@@ -196,6 +204,13 @@ GOALS = {  # name -> (comparison, threshold, text); issues 23, 25 and 26's goals
     "forced_writeback_fraction": ("<=", 0.001, "<= 0.001"),
     "dram_bytes_per_gib_pm_vs_dm_writecache": ("<=", 0.04, "<= 0.04"),  # issue 25
     "load_time_vs_dm_writecache": ("<=", 0.4, "<= 0.4"),  # issue 26
+    # issue 47: the fsync job beside a bulk writer, admission on
+    "mixed_ext4_fsync_admit_vs_dm_writecache": (">=", 2.0, ">= 2"),
+    "mixed_xfs_fsync_admit_vs_dm_writecache": (">=", 2.0, ">= 2"),
+    "mixed_ext4_fsync_admit_vs_alone": (">=", 0.8, ">= 0.8"),
+    "mixed_xfs_fsync_admit_vs_alone": (">=", 0.8, ">= 0.8"),
+    "mixed_ext4_stream_admit_vs_origin": (">=", 0.9, ">= 0.9"),
+    "mixed_xfs_stream_admit_vs_origin": (">=", 0.9, ">= 0.9"),
 }
 
 
@@ -304,7 +319,7 @@ def metric_of_fio(job, kind, wall_s):
         # 4 KiB writes a second: bytes, so that the origin's ceiling run
         # (1 MiB writes, bench/jobs/origin-ceiling.fio) reads in the same unit.
         value = w.get("bw_bytes", 0) / 4096
-    elif kind in ("fileserver", "fileserver_large"):
+    elif kind in ("fileserver", "fileserver_large", "stream"):
         # Bytes over the wall time of the job (it ends with an fsync).
         value = w.get("io_bytes", 0) / 2**20 / wall_s if wall_s else 0
     else:
@@ -347,7 +362,7 @@ def read_runs(raw):
         path = os.path.join(raw, r["fio"]) if r.get("fio") else None
         data = load_json_loose(path) if path else None
         if data is not None:
-            if kind in ("varmail", "varmail_sustained"):
+            if kind in ("varmail", "varmail_sustained", "fsync"):
                 row["value"] = data.get("ops_per_sec")
                 row["fsyncs"] = data.get("fsyncs")
                 row["runtime_s"] = data.get("secs")
@@ -486,7 +501,7 @@ def main():
     meta = load_json_loose(os.path.join(raw, "meta.json")) or {}
     host = load_json_loose(os.path.join(raw, "host.json")) or {}
     rows = read_runs(raw)
-    perf = [r for r in rows if r.get("set") in ("block", "fs")]
+    perf = [r for r in rows if r.get("set") in ("block", "fs", "fsmixed")]
     loads = [r for r in rows if r.get("set") == "load"]
     sweeps = [r for r in rows if r.get("set") == "loadsweep"]
 
@@ -649,6 +664,50 @@ def main():
     for job in ("oltp_large", "fileserver_large"):
         put(f"fs_ext4_{job}_fr_vs_dm_writecache", paired_ratio(perf, "fs", job, "fr", "wc", "ext4"))
         put(f"fs_ext4_{job}_fr_vs_origin", paired_ratio(perf, "fs", job, "fr", "origin", "ext4"))
+
+    # Issue 47: the fsync job beside a bulk writer (fsmixed), admission on
+    # (the configuration that is neither fr, wc, origin nor "-alone").
+    mcfgs = sorted({r["config"] for r in perf if r.get("set") == "fsmixed"})
+    # (the one whose fsync job also ran alone: bench.sh's BENCH_MIXED_ADMIT)
+    admit = next((c[:-len("-alone")] for c in mcfgs
+                  if c.startswith("fr-") and c.endswith("-alone")), None)
+    others = [c for c in mcfgs if c.startswith("fr-") and not c.endswith("-alone") and c != admit]
+    for fs in sorted({r["fs"] for r in perf if r.get("set") == "fsmixed"}):
+        if not admit:
+            break
+        put(f"mixed_{fs}_fsync_admit_vs_dm_writecache",
+            paired_ratio(perf, "fsmixed", "fsync", admit, "wc", fs),
+            f"{admit}: the varmail-like job's ops/s beside the stream, on dm-fr with admission "
+            "on vs on dm-writecache")
+        put(f"mixed_{fs}_fsync_admit_vs_alone",
+            paired_ratio(perf, "fsmixed", "fsync", admit, admit + "-alone", fs),
+            f"{admit}: beside the stream vs alone on the same device")
+        put(f"mixed_{fs}_stream_admit_vs_origin",
+            paired_ratio(perf, "fsmixed", "stream", admit, "origin", fs),
+            f"{admit}: the stream's MiB/s beside the fsync job, vs the same on the bare origin")
+        put(f"ref_mixed_{fs}_stream_admit_vs_origin_alone",
+            paired_ratio(perf, "fsmixed", "stream", admit, "origin-alone", fs))
+        put(f"ref_mixed_{fs}_fsync_admit_vs_fr",
+            paired_ratio(perf, "fsmixed", "fsync", admit, "fr", fs))
+        for o in others:
+            put(f"ref_mixed_{fs}_fsync_{o}_vs_fr".replace("-", "_"),
+                paired_ratio(perf, "fsmixed", "fsync", o, "fr", fs))
+            put(f"ref_mixed_{fs}_fsync_{o}_vs_dm_writecache".replace("-", "_"),
+                paired_ratio(perf, "fsmixed", "fsync", o, "wc", fs))
+            put(f"ref_mixed_{fs}_stream_{o}_vs_origin".replace("-", "_"),
+                paired_ratio(perf, "fsmixed", "stream", o, "origin", fs))
+        put(f"ref_mixed_{fs}_fsync_fr_vs_dm_writecache",
+            paired_ratio(perf, "fsmixed", "fsync", "fr", "wc", fs))
+        put(f"ref_mixed_{fs}_fsync_admit_vs_origin",
+            paired_ratio(perf, "fsmixed", "fsync", admit, "origin", fs))
+        put(f"ref_mixed_{fs}_fsync_p99_admit_vs_dm_writecache",
+            paired_ratio(perf, "fsmixed", "fsync", admit, "wc", fs, field="p99_us"))
+        put(f"ref_mixed_{fs}_fsync_p99_admit_vs_fr",
+            paired_ratio(perf, "fsmixed", "fsync", admit, "fr", fs, field="p99_us"))
+        put(f"ref_mixed_{fs}_stream_fr_vs_origin_alone",
+            paired_ratio(perf, "fsmixed", "stream", "fr", "origin-alone", fs))
+        put(f"ref_mixed_{fs}_stream_dm_writecache_vs_origin_alone",
+            paired_ratio(perf, "fsmixed", "stream", "wc", "origin-alone", fs))
 
     # Issue 45: what writeback sends the origin, per run of dm-fr (medians of
     # the verified runs, with their spread): chunks written back per chunk
@@ -818,6 +877,12 @@ def main():
             t = cfg_table("fs", job, ["pmfs", "dax", "dml", "fr", "frwb0", "wc", "origin"], fs)
             if t:
                 tables[f"fs/{fs}/{job}"] = t
+    mixed = sorted({r["config"] for r in perf if r.get("set") == "fsmixed"})
+    for fs in sorted({r["fs"] for r in perf if r.get("set") == "fsmixed"}):
+        for job, _, _ in MIXED_JOBS:
+            t = cfg_table("fsmixed", job, mixed, fs)
+            if t:
+                tables[f"fsmixed/{fs}/{job}"] = t
 
     # The device flags as the block layer reported them, per configuration
     # (one line per distinct set of flags; the dm-N name left out).
@@ -1116,6 +1181,18 @@ def write_markdown(out, S, fss):
             if rows:
                 table(f"{fs}: {title} (`{job}`)", rows, unit,
                       sync=job.startswith("oltp") or job.startswith("varmail"))
+    mk = sorted(k for k in S["tables"] if k.startswith("fsmixed/"))
+    if mk:
+        L.append("\n## The fsync job beside a bulk writer (fsmixed, issue 47)\n")
+        L.append("On a 32 MiB PM, a fresh 512 MiB file system: the varmail-like job (its least "
+                 "run time BENCH_MIXED_RUNTIME) and a 128 MiB buffered sequential writer with one "
+                 "fsync (bench/jobs/stream.fio) side by side; fr-aN is dm-fr with "
+                 "admit_stream_kib N (streams past N KiB around PM), fr-bN with admit_background "
+                 "N; \"-alone\" runs one job without the other. Both jobs' data are checked after.")
+    for k in mk:
+        _, fs, job = k.split("/")
+        title, unit = next((t, u) for j, t, u in MIXED_JOBS if j == job)
+        table(f"{fs}: {title} (`{job}`)", S["tables"][k], unit, sync=job == "fsync")
     d = S.get("dram") or {}
     if d:
         L.append("\n## DRAM and load time of a full PM\n")

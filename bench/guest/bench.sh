@@ -14,7 +14,9 @@
 #   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; fr-kN,
 #   prefetch_kib N, also for read-mostly and the cold stream through
 #   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS; fr-jN, writeback_jobs N, also
-#   for the overflow runs through BENCH_OVERFLOW_CONFIGS)
+#   for the overflow runs through BENCH_OVERFLOW_CONFIGS; fr-iN,
+#   writeback_idle N, fr-lN, low_watermark N, fr-aN, admit_stream_kib N,
+#   and fr-bN, admit_background N, anywhere)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   dmlwt   the same with queue/write_cache "write through", as dm-fr reports
 #           it: an fsync then sends no flush through device-mapper, so the
@@ -46,7 +48,7 @@
 # 4 KiB writes + fdatasync per job, 8m), BENCH_FS_WC (the file systems that
 # also run dm-writecache, ext4), BENCH_OLTP_FS (the file systems that run the
 # oltp job, "ext4 xfs": on Btrfs it takes 10-20 s a run),
-# BENCH_SETS (default "block load loadsweep fs fslong fsbig"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
+# BENCH_SETS (default "block load loadsweep fs fslong fsbig fsmixed"; also "fsext"), BENCH_FS ("ext4 xfs btrfs"),
 # BENCH_FS_ORIGIN (a diagnostic: the device under the file systems' origin
 # area instead of the virtio disk; see FS_ORIGIN below),
 # BENCH_MIX_FS and BENCH_STREAM_FS (the file systems that also run the paper
@@ -69,12 +71,16 @@ ORT=${BENCH_OVERFLOW_RUNTIME:-60}
 FSRT=${BENCH_FS_RUNTIME:-2}
 FSYNCS=${BENCH_FS_FSYNCS:-3000}
 FSMAXRT=${BENCH_FS_MAX_RUNTIME:-20}
+# The fsmixed set: the varmail-like job's least run time (s), and the file
+# systems it runs on.
+MIXRT=${BENCH_MIXED_RUNTIME:-10}
+MIXEDFS=${BENCH_MIXED_FS:-ext4 xfs}
 FSLONGRT=${BENCH_FSLONG_RUNTIME:-40}
 FSLONG=${BENCH_FSLONG_FS-btrfs}
 OLTP_IO_SIZE=${BENCH_OLTP_IO_SIZE:-8m}
 FSWC=${BENCH_FS_WC-ext4}
 HEADLINE_BLOCK="qd1_fsync 2j_fsync odirect"
-SETS=${BENCH_SETS:-block load loadsweep fs fslong fsbig}
+SETS=${BENCH_SETS:-block load loadsweep fs fslong fsbig fsmixed}
 OLTPFS=${BENCH_OLTP_FS-ext4 xfs}
 FSLIST=${BENCH_FS:-ext4 xfs btrfs}
 MIXFS=${BENCH_MIX_FS-ext4}	# (empty: none)
@@ -223,7 +229,7 @@ mkcfg() {
 				die "cannot set ${DEV##*/} write through"
 		fi
 		;;
-	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*)
+	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*|fr-l*|fr-a*|fr-b*)
 		local opts=(fresh "$@")
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
@@ -233,6 +239,9 @@ mkcfg() {
 		fr-k*) opts+=(prefetch_kib "${cfg#fr-k}") ;;
 		fr-j*) opts+=(writeback_jobs "${cfg#fr-j}") ;;
 		fr-i*) opts+=(writeback_idle "${cfg#fr-i}") ;;
+		fr-l*) opts+=(low_watermark "${cfg#fr-l}") ;;
+		fr-a*) opts+=(admit_stream_kib "${cfg#fr-a}") ;;
+		fr-b*) opts+=(admit_background "${cfg#fr-b}") ;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
@@ -544,8 +553,10 @@ jobfile_of() { # JOB -> its fio job file
 fs_run() {
 	local fs=$1 cfg=$2 rep=$3 pm=$4 orig=$5 len=$6
 	shift 6
-	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 c0 c1 mopt= base="fs-$fs-$cfg-$rep"
+	local jobs=("$@") j id verify=ok why= s0 s1 t0 t1 c0 c1 mopt= base="fs-$fs-$cfg${RUN_TAG:-}-$rep"
 	local -A res
+	# What is recorded: one row a job, two for fsync+stream (run together).
+	local recjobs=("${jobs[@]/fsync+stream/fsync stream}")
 	local preps=() checks=()
 	export BENCH_DIR=$MNT/d BENCH_RUNTIME=$FSRT BENCH_FS_MAX_RUNTIME=$FSMAXRT BENCH_OLTP_IO_SIZE=$OLTP_IO_SIZE
 	[ $cfg = dax ] && mopt="-o dax"
@@ -561,11 +572,12 @@ fs_run() {
 		return
 	fi
 	for j in "${jobs[@]}"; do
-		mkdir -p "$MNT/d/$j"
+		mkdir -p "$MNT/d/${j%+stream}"
 		case $j in
 		oltp|oltp_large) preps+=("$(jobfile_of $j)"); checks+=("$(jobfile_of $j)") ;;
 		mix) preps+=("$JOBS/mix-prep.fio"); checks+=("$JOBS/mix-check.fio") ;;
 		fileserver|fileserver_large) checks+=("$(jobfile_of $j)") ;;
+		stream|fsync+stream) mkdir -p "$MNT/d/stream"; checks+=("$JOBS/stream.fio") ;;
 		esac
 	done
 	lap create+mkfs
@@ -603,12 +615,34 @@ fs_run() {
 				> "$OUT/fio/$id.json" 2> "$OUT/log/$id.stderr" ||
 				{ verify=FAIL why="$why varmail"; } ;;
 		mix) fio_json "$id" "$(jobfile_of $j)" "" || { verify=FAIL why="$why mix(rc)"; } ;;
+		fsync|fsync+stream)
+			# The fsmixed set: the varmail-like job for MIXRT s at
+			# least, and with +stream the bulk writer beside it
+			# (bench/jobs/stream.fio, timed on its own).
+			local sp= sid=$base-stream st0 st1
+			if [ "$j" = fsync+stream ]; then
+				( st0=$(date +%s%N)
+				  fio_json "$sid" "$JOBS/stream.fio" run; rc=$?
+				  echo "$rc $(( $(date +%s%N) - st0 ))" > "$OUT/log/$sid.rc" ) &
+				sp=$!
+			fi
+			timeout $FIO_TIMEOUT "$VARMAIL" run $MNT/d/fsync "$OUT/log/$base-fsync.state" "$MIXRT" 2 200 \
+				0 $((MIXRT + 20)) \
+				> "$OUT/fio/$base-fsync.json" 2> "$OUT/log/$base-fsync.stderr" ||
+				{ verify=FAIL why="$why varmail"; }
+			if [ -n "$sp" ]; then
+				wait "$sp"
+				read -r st0 st1 < "$OUT/log/$sid.rc"
+				[ "$st0" = 0 ] || { verify=FAIL why="$why stream(rc)"; }
+				res[stream]="$s0|$(status)|$st1|$o0|$(origin_stat)|$c0|$(cpu_stat)"
+			fi ;;
+		stream) fio_json "$base-stream" "$JOBS/stream.fio" run || { verify=FAIL why="$why stream(rc)"; } ;;
 		*) fio_json "$id" "$(jobfile_of $j)" run || { verify=FAIL why="$why $j(rc)"; } ;;
 		esac
 		t1=$(date +%s%N)
 		trace_stop "$id"
 		s1=$(status)
-		res[$j]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)|$c0|$(cpu_stat)"
+		res[${j%+stream}]="$s0|$s1|$((t1 - t0))|$o0|$(origin_stat)|$c0|$(cpu_stat)"
 		lap $j
 	done
 	# Every job's files, read back from the device: unmounted and mounted
@@ -618,8 +652,8 @@ fs_run() {
 	sync
 	umount $MNT && mount $mopt "$DEV" $MNT || { verify=FAIL why="$why remount"; }
 	lap remount
-	for j in varmail varmail_sustained; do
-		case " ${jobs[*]} " in *" $j "*)
+	for j in varmail varmail_sustained fsync; do
+		case " ${recjobs[*]} " in *" $j "*)
 			"$VARMAIL" check $MNT/d/$j "$OUT/log/$base-$j.state" > "$OUT/log/$base-$j-check.log" 2>&1 ||
 				{ verify=FAIL why="$why $j-check"; }
 			lap vcheck ;;
@@ -640,9 +674,9 @@ fs_run() {
 	umount $MNT || { verify=FAIL why="$why umount"; umount -l $MNT; }
 	fsck_of "$fs" "$DEV" > "$OUT/log/$base-fsck.log" 2>&1 || { verify=FAIL why="$why fsck"; }
 	lap umount+fsck
-	for j in "${jobs[@]}"; do
+	for j in ${recjobs[*]}; do
 		IFS='|' read -r s0 s1 t0 o0 o1 c0 c1 <<< "${res[$j]:-||0||||}"
-		rec set fs fs "$fs" config "$cfg" rep "$rep" job "$j" fio "fio/$base-$j.json" \
+		rec set "${FS_SET:-fs}" fs "$fs" config "$cfg${RUN_TAG:-}" rep "$rep" job "$j" fio "fio/$base-$j.json" \
 			status_before "$s0" status_after "$s1" wall_ns "$t0" \
 			origin_before "$o0" origin_after "$o1" cpu_before "$c0" cpu_after "$c1" \
 			verify "$verify${why:+:$why}" pm_dev "$pm" steps "$STEPS" "${QARGS[@]}"
@@ -726,6 +760,49 @@ fsbig_set() {
 			fs_run ext4 "$cfg" "$rep" "$slice" "$orfs" $((512 * MIB)) oltp_large fileserver_large
 		done
 	done
+	dm_gone bpm32
+	dm_gone bfsorigin
+}
+
+# The fsync-heavy job beside a bulk sequential writer (issue 47): on a 32 MiB
+# PM, the varmail-like job (its least run time BENCH_MIXED_RUNTIME s) and the
+# stream (bench/jobs/stream.fio, four times the PM: 128 MiB, buffered, one
+# fsync; background writeback from 8 MiB dirty) side by side, on dm-fr with admission off (fr) and on
+# (BENCH_MIXED_ADMIT, default fr-a4096: streams past 4 MiB around PM;
+# fr-bN: page-cache writeback around PM from N % dirty), on dm-writecache
+# and on the bare origin; and each alone, the fsync job on dm-fr with
+# admission on and the stream on the origin (config "<cfg>-alone"): the two
+# sides of the issue's "its own rate" ratios. Rows: set fsmixed, jobs fsync
+# (ops/s, p99) and stream (MiB/s over its own time).
+fsmixed_set() {
+	local rep fs cfg orfs slice admit=${BENCH_MIXED_ADMIT:-fr-a4096}
+	orfs=$(linear bfsorigin "$FS_ORIGIN" 2048 512)
+	slice=$(linear bpm32 $PM 0 32)
+	export BENCH_STREAM_SIZE=128m
+	# A bulk writer much larger than the page cache lets stay dirty, as on a
+	# machine whose stream outgrows its dirty limits: background writeback
+	# from 8 MiB (it would take 10 % of the guest's RAM, more than the
+	# stream, and write it all at the final fsync). The same for every
+	# configuration.
+	local bg
+	bg=$(sysctl -n vm.dirty_background_bytes)
+	sysctl -q vm.dirty_background_bytes=8388608 || die "cannot set vm.dirty_background_bytes"
+	FS_SET=fsmixed
+	for rep in $(seq 1 "$REPS"); do
+		for fs in $MIXEDFS; do
+			for cfg in $(rotate $((rep - 1)) ${BENCH_MIXED_CONFIGS:-fr $admit wc origin}); do
+				fs_run "$fs" "$cfg" "$rep" "$slice" "$orfs" $((512 * MIB)) fsync+stream
+			done
+			RUN_TAG=-alone fs_run "$fs" "${admit%% *}" "$rep" "$slice" "$orfs" $((512 * MIB)) fsync
+			RUN_TAG=-alone fs_run "$fs" origin "$rep" "$slice" "$orfs" $((512 * MIB)) stream
+		done
+	done
+	FS_SET=
+	if [ "$bg" = 0 ]; then
+		sysctl -q vm.dirty_background_ratio=10
+	else
+		sysctl -q vm.dirty_background_bytes="$bg"
+	fi
 	dm_gone bpm32
 	dm_gone bfsorigin
 }
