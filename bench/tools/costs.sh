@@ -149,7 +149,11 @@ writeback's valid bit). `make check-host` fails if a write takes more (coreprof
 `--check`). The kernel glue adds, per write: the stripe's mutex (one line
 per 16 consecutive slots), per-CPU statistics (no shared line), and a full
 barrier with a read of the writeback worker's `asleep` flag (a write only
-when it is asleep, once per idle period). Not counted here: the lines dm core
+when it is asleep, once per idle period). With admission on (1.16), an
+asynchronous write also reads the 16 stream entries (6 lines) and writes one
+(`fr-admit.c`), and a write around PM adds two atomic RMWs of one counter
+(`admit.in_flight`), shared with every other write around; off (the
+default), a write reads two tunables and nothing else. Not counted here: the lines dm core
 and the block layer write per bio.
 
 *PM lines written*: distinct 64-byte lines stored to (`fr_pm_copy`,
