@@ -26,6 +26,10 @@
  * pinned until it completes (fr_admit_end_io()). A flush's sweep must not
  * skip a dirty chunk in such a slot, so it pauses admission and waits for
  * the writes around in flight (fr_admit_pause()).
+ *
+ * Held back: the crash campaign's stream kills lost acknowledged writes
+ * with it on, so the tunables stay 0 unless the module is loaded with
+ * admission=1 (fr-table.c).
  */
 #include <linux/blkdev.h>
 
