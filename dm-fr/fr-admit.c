@@ -13,10 +13,10 @@
  *    cache's writeback, not an fsync's, a journal's or O_DIRECT's) that
  *    continues a sequential stream past admit_stream_kib KiB (bcache's
  *    sequential cutoff, which bcache's writeback mode also applies to
- *    asynchronous writes only). A stream is found
- *    by where it ends: a small table indexed by a hash of the end sector,
- *    read and written without a lock. A race only misjudges a write, and
- *    either path stores it correctly.
+ *    asynchronous writes only). A stream is found by where it ends, in a
+ *    table of the FR_STREAMS most recent ones (a write that continues none
+ *    takes the least recent entry), read and written without a lock. A race
+ *    only misjudges a write, and either path stores it correctly.
  *  - background: page-cache writeback (REQ_BACKGROUND without REQ_SYNC)
  *    once admit_background % of the PM is dirty.
  *
