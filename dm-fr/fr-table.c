@@ -95,13 +95,19 @@ MODULE_PARM_DESC(admission,
 #define FR_ADMISSION_HELD \
 	"admission is held back (it lost writes in crash tests): load dm-fr with admission=1 to test it"
 
+/* Whether value v of tunable id turns admission on in a module that holds it back. */
+static bool admission_held(int id, u32 v)
+{
+	return (id == FR_TUNABLE_admit_stream_kib ||
+		id == FR_TUNABLE_admit_background) && v && !admission;
+}
+
 static const char *fr_tunables_refused(struct dm_fr *fr, int id, u32 v)
 {
 	unsigned int high = fr_tunable(fr, high_watermark);
 	unsigned int low = fr_tunable(fr, low_watermark);
 
-	if ((id == FR_TUNABLE_admit_stream_kib ||
-	     id == FR_TUNABLE_admit_background) && v && !admission)
+	if (admission_held(id, v))
 		return FR_ADMISSION_HELD;
 
 	if (id == FR_TUNABLE_high_watermark)
@@ -221,9 +227,7 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 				*error = t->error;
 				return -EINVAL;
 			}
-			if ((id == FR_TUNABLE_admit_stream_kib ||
-			     id == FR_TUNABLE_admit_background) && v &&
-			    !admission) {
+			if (admission_held(id, v)) {
 				*error = FR_ADMISSION_HELD;
 				return -EINVAL;
 			}
