@@ -121,6 +121,7 @@ struct fr_io {
 	struct bvec_iter fill_iter;	/* the fill read's data */
 	u64 around_sector;		/* FR_IO_AROUND: what it pinned */
 	u32 around_sectors;
+	struct llist_node around_done;	/* FR_IO_AROUND: to be unpinned */
 };
 
 /* Known bad PM pages, as found when it was accessed (fr-pmdev.c). */
@@ -220,6 +221,10 @@ struct fr_admit {
 	struct fr_stream streams[FR_STREAMS];
 	atomic_t in_flight;		/* writes around PM, from fr_admit() */
 	bool paused;			/* a flush's sweep: none may start */
+	/* Writes around PM done on the origin, unpinned by work. */
+	struct llist_head done;
+	struct work_struct work;
+	struct workqueue_struct *wq;
 };
 
 struct dm_fr {
@@ -320,7 +325,10 @@ void fr_admit_done(struct dm_fr *fr);
 bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
 		  enum fr_admit_reason r);
 int fr_admit_remap(struct dm_fr *fr, struct bio *bio);
-void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io, blk_status_t error);
+void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io);
+int fr_admit_create(struct dm_fr *fr);
+void fr_admit_wait(struct dm_fr *fr);
+void fr_admit_destroy(struct dm_fr *fr);
 void fr_admit_pause(struct dm_fr *fr);
 void fr_admit_resume(struct dm_fr *fr);
 

@@ -23,13 +23,15 @@
  * Such a write goes around only if the core agrees (fr_around_begin(): no
  * dirty copy in its range, no slot of it in flight). It is then remapped to
  * the origin with FUA, durable before it is acknowledged, and its slots stay
- * pinned until it completes (fr_admit_end_io()). A flush's sweep must not
- * skip a dirty chunk in such a slot, so it pauses admission and waits for
- * the writes around in flight (fr_admit_pause()).
- *
- * Held back: the crash campaign's stream kills lost acknowledged writes
- * with it on, so the tunables stay 0 unless the module is loaded with
- * admission=1 (fr-table.c).
+ * pinned until it completes. The pins are the core's, which reads them
+ * more than once under a slot lock (a write picks its slot's free chunk
+ * when it places the data and again when it commits), so they change only
+ * under the slot locks: the completion, in interrupt context, cannot take
+ * them, and hands the write to a worker (fr_admit_end_io()), which unpins
+ * under the locks and then completes it, as dm-mpath completes a bio it
+ * took back from end_io. A flush's sweep must not skip a dirty chunk in
+ * such a slot, so it pauses admission and waits for the writes around in
+ * flight (fr_admit_pause()).
  */
 #include <linux/blkdev.h>
 
@@ -149,17 +151,74 @@ int fr_admit_remap(struct dm_fr *fr, struct bio *bio)
 	return fr_origin_remap(fr, bio);
 }
 
-/* The target's end_io: a write around completed, well or not. */
-void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io, blk_status_t error)
+/*
+ * The target's end_io for a write around, done on the origin well or not:
+ * to the worker, which unpins it under its slot locks; end_io returns
+ * DM_ENDIO_INCOMPLETE, and the worker completes the bio.
+ */
+void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io)
 {
-	fr_around_end(&fr->cache, io->around_sector, io->around_sectors);
-	if (error)
-		fr_stat_add(fr, origin_errors, 1);
-	atomic_dec(&fr->admit.in_flight);
-	/* The pins and the count cleared before the waiters look. */
-	smp_mb__after_atomic();
-	/* Writes waiting for the slots (fr_writeback_victim), and a pause. */
-	wake_up_all(&fr->wb.pin_wait);
+	if (llist_add(&io->around_done, &fr->admit.done))
+		queue_work(fr->admit.wq, &fr->admit.work);
+}
+
+/* Unpin the writes around that are done, and complete them. */
+static void fr_admit_work(struct work_struct *work)
+{
+	struct dm_fr *fr = container_of(work, struct dm_fr, admit.work);
+	const struct fr_geometry *g = &fr->cache.geo;
+	struct llist_node *list = llist_del_all(&fr->admit.done);
+	struct fr_io *io, *tmp;
+
+	list = llist_reverse_order(list);
+	llist_for_each_entry_safe(io, tmp, list, around_done) {
+		struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
+		u64 first = io->around_sector >> g->chunk_shift;
+		u64 last = (io->around_sector + io->around_sectors - 1) >>
+			   g->chunk_shift;
+		struct fr_lockset ls;
+
+		fr_lock_range(fr, first, last, &ls);
+		fr_around_end(&fr->cache, io->around_sector,
+			      io->around_sectors);
+		fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+		if (bio->bi_status)
+			fr_stat_add(fr, origin_errors, 1);
+		atomic_dec(&fr->admit.in_flight);
+		/* The pins and the count cleared before the waiters look. */
+		smp_mb__after_atomic();
+		/* Writes waiting for the slots (fr_writeback_victim), a pause. */
+		wake_up_all(&fr->wb.pin_wait);
+		/* end_io, called again, lets it complete. */
+		io->kind = FR_IO_NONE;
+		bio_endio(bio);
+	}
+}
+
+int fr_admit_create(struct dm_fr *fr)
+{
+	init_llist_head(&fr->admit.done);
+	INIT_WORK(&fr->admit.work, fr_admit_work);
+	/*
+	 * Not fr->io_wq: a deferred write there may wait for the pins this
+	 * work clears (fr_writeback_victim), with no other worker to be had.
+	 */
+	fr->admit.wq = alloc_workqueue("dm-fr-around",
+				       WQ_MEM_RECLAIM | WQ_UNBOUND, 1);
+	return fr->admit.wq ? 0 : -ENOMEM;
+}
+
+/* No write around is left to complete (suspended: none is mapped). */
+void fr_admit_wait(struct dm_fr *fr)
+{
+	flush_workqueue(fr->admit.wq);
+}
+
+void fr_admit_destroy(struct dm_fr *fr)
+{
+	if (fr->admit.wq)
+		destroy_workqueue(fr->admit.wq);
+	fr->admit.wq = NULL;
 }
 
 /*

@@ -575,8 +575,10 @@ int fr_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct fr_io *io = dm_per_bio_data(bio, sizeof(struct fr_io));
 
-	if (io->kind == FR_IO_AROUND)
-		fr_admit_end_io(ti->private, io, *error);
+	if (io->kind == FR_IO_AROUND) {
+		fr_admit_end_io(ti->private, io);
+		return DM_ENDIO_INCOMPLETE;
+	}
 	return DM_ENDIO_DONE;
 }
 

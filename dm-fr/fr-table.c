@@ -81,34 +81,10 @@ void fr_tunables_default(struct dm_fr *fr)
  * NULL. The constructor checks it once all arguments are in (their order
  * is free), the message before it changes anything.
  */
-/*
- * Admission (fr-admit.c) is held back: the crash campaign's stream kills
- * lost acknowledged writes with it on (issue 47), so its tunables stay 0
- * unless the module was loaded with admission=1, for the tests that hunt
- * that loss.
- */
-static bool admission;
-module_param(admission, bool, 0444);
-MODULE_PARM_DESC(admission,
-		 "allow admit_stream_kib and admit_background (held back: issue 47)");
-
-#define FR_ADMISSION_HELD \
-	"admission is held back (it lost writes in crash tests): load dm-fr with admission=1 to test it"
-
-/* Whether value v of tunable id turns admission on in a module that holds it back. */
-static bool admission_held(int id, u32 v)
-{
-	return (id == FR_TUNABLE_admit_stream_kib ||
-		id == FR_TUNABLE_admit_background) && v && !admission;
-}
-
 static const char *fr_tunables_refused(struct dm_fr *fr, int id, u32 v)
 {
 	unsigned int high = fr_tunable(fr, high_watermark);
 	unsigned int low = fr_tunable(fr, low_watermark);
-
-	if (admission_held(id, v))
-		return FR_ADMISSION_HELD;
 
 	if (id == FR_TUNABLE_high_watermark)
 		high = v;
@@ -225,10 +201,6 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 
 			if (parse_u32(val, t->min, t->max, &v)) {
 				*error = t->error;
-				return -EINVAL;
-			}
-			if (admission_held(id, v)) {
-				*error = FR_ADMISSION_HELD;
 				return -EINVAL;
 			}
 			fr->tunables[id] = v;

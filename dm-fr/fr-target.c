@@ -33,6 +33,7 @@ static void fr_free(struct dm_fr *fr)
 		fr_writeback_destroy(fr);
 	if (fr->io_wq)
 		destroy_workqueue(fr->io_wq);
+	fr_admit_destroy(fr);
 	bioset_exit(&fr->bs);
 	free_percpu(fr->stats);
 	fr_fill_destroy(fr);
@@ -157,6 +158,11 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		r = -ENOMEM;
 		goto bad;
 	}
+	r = fr_admit_create(fr);
+	if (r) {
+		ti->error = "Cannot allocate the admission workqueue";
+		goto bad;
+	}
 	r = fr_fill_create(fr);
 	if (r) {
 		ti->error = "Cannot allocate read fill buffers";
@@ -228,6 +234,7 @@ static void fr_postsuspend(struct dm_target *ti)
 	fr_writeback_stop(fr);
 	fr_prefetch_wait(fr);
 	flush_workqueue(fr->io_wq);
+	fr_admit_wait(fr);
 	if (READ_ONCE(fr->cleaner) && fr->pm_ready)
 		fr_writeback_final(fr);
 }
@@ -536,7 +543,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 16, 0},
+	.version = {1, 17, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

@@ -107,9 +107,7 @@ rec() {
 modprobe dm-mod && modprobe dm-writecache && modprobe nd_e820 && modprobe nd_pmem &&
 	modprobe loop || die "modprobe failed"
 for d in $(modinfo -F depends "$FR_KO" | tr , ' '); do modprobe "$d" || die "modprobe $d"; done
-# admission=1: the fsmixed set measures admission, which the module holds
-# back otherwise (issue 47); the other sets never set its tunables.
-insmod "$FR_KO" admission=1 || die "insmod $FR_KO"
+insmod "$FR_KO" || die "insmod $FR_KO"
 dmsetup targets | grep -q '^fr ' || die "no fr target"
 udevadm settle 2>/dev/null
 for _ in $(seq 50); do [ -b /dev/pmem0 ] && break; sleep 0.1; done

@@ -74,6 +74,13 @@ static void around_pin(struct fr_cache *c, fr_slot_t s)
 	set_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
 }
 
+/* Both chunks of slot s, once the origin write is done. */
+static void around_unpin(struct fr_cache *c, fr_slot_t s)
+{
+	clear_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
+	clear_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
+}
+
 static void chunk_range(const struct fr_geometry *g, u64 sector,
 			u32 nr_sectors, u64 *first, u64 *last)
 {
@@ -113,10 +120,6 @@ void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors)
 	if (!c->pinned)
 		return;
 	chunk_range(g, sector, nr_sectors, &first, &last);
-	for (k = first; k <= last; k++) {
-		fr_slot_t s = fr_slot_of(g, to_ochunk(k));
-
-		clear_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
-		clear_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
-	}
+	for (k = first; k <= last; k++)
+		FR_STEP(around_unpin, c, fr_slot_of(g, to_ochunk(k)));
 }

@@ -95,8 +95,9 @@ struct fr_cache {
 	/*
 	 * Per PM chunk: an origin write in flight reads its data straight
 	 * from PM (writeback without a copy), so it must not change until
-	 * that write is done. Set and cleared by the core's writeback, under
-	 * the slot lock (fr-wb.c: the pin rule); the caller allocates it,
+	 * that write is done. Set and cleared by the core's writeback and its
+	 * writes around PM, under the slot lock (fr-wb.c: the pin rule;
+	 * fr-around.c); the caller allocates it,
 	 * or leaves it NULL when no two writers ever run at once (nothing is
 	 * pinned then). A pinned chunk is never a write or fill destination
 	 * (it may be dropped: its data stays), unless stage_copies.
@@ -419,9 +420,11 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
  * flight), lost or has bad tags. Else it drops the range's clean copies,
  * fenced, pins both chunks of each of its slots and returns true; the
  * caller then writes the origin durably, and once that write completed,
- * successfully or not, calls fr_around_end(), which unpins them. It needs
- * no lock: a stage or fill that sees a pin cleared early by a racing clear
- * could only run after the origin write, which is when it may.
+ * successfully or not, calls fr_around_end() (locks: the same slots), which
+ * unpins them. Under the locks, as every pin change: the core reads a
+ * slot's pins more than once under its lock (a write picks the free chunk
+ * when it places its data and again when it commits), and a pin cleared in
+ * between would make the write commit a chunk it never wrote.
  */
 bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors);
 void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors);

@@ -104,6 +104,7 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_SHRINK_COMMIT_FIRST] = "SHRINK_COMMIT_FIRST",
 	[FR_MUT_AROUND_KEEPS_COPY] = "AROUND_KEEPS_COPY",
 	[FR_MUT_AROUND_NO_PIN] = "AROUND_NO_PIN",
+	[FR_MUT_AROUND_UNPIN_RACES] = "AROUND_UNPIN_RACES",
 };
 
 static void usage(void)
@@ -268,9 +269,13 @@ int main(int argc, char **argv)
 			/*
 			 * Pins keep a staged chunk from being reused before its
 			 * clear, so the seq a clear compares matters only to a
-			 * stage that copies (c->stage_copies).
+			 * stage that copies (c->stage_copies). And only there
+			 * does a write store into a slot a write around PM has
+			 * pinned (elsewhere it waits), which an unpin racing it
+			 * breaks.
 			 */
-			S.copy_stage = copy_all || m == FR_MUT_CLEAR_IGNORES_SEQ;
+			S.copy_stage = copy_all || m == FR_MUT_CLEAR_IGNORES_SEQ ||
+				       m == FR_MUT_AROUND_UNPIN_RACES;
 			mmask = cfgmask;
 			/* A resize's steps run only where a geometry resizes. */
 			if (m == FR_MUT_RESIZE_IN_PLACE ||

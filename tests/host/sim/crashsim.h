@@ -162,6 +162,7 @@ struct sim {
 	struct fr_cache c;
 	unsigned long *vb, *db, *cvb, *cdb;
 	unsigned long *pinned;		/* S.c.pinned: chunks writeback reads */
+	unsigned long *pins_seen;	/* S.pinned when its slots were last locked */
 	unsigned long *bad;		/* S.c.bad.chunks (cfg->bad_chunks) */
 	u64 nlongs;
 	struct simorigin org;

@@ -81,11 +81,45 @@ static void run_deferred(void);
  */
 enum { LOCK_NONE, LOCK_OPS, LOCK_CALLER };
 
+/*
+ * Invariant 7, for pins: one changes only under its slot's lock. The core
+ * reads a slot's pins more than once under the lock (a write picks the free
+ * chunk when it places its data and again when it commits): a pin cleared
+ * between two reads (a write around PM completing with no lock) makes it
+ * commit a chunk it never wrote. Checked whenever a lock is taken or
+ * released: a pin that differs from when its slot was last locked changed
+ * while it was not.
+ */
+static void check_pin_locks(void)
+{
+	u64 p;
+
+	if (S.exclusive)
+		return;
+	for (p = 0; p < S.c.geo.nr_chunks; p++) {
+		bool now = test_bit(p, S.pinned);
+
+		if (now == test_bit(p, S.pins_seen))
+			continue;
+		if (!S.locked[p / 2])
+			violation("chunk %llu %s without the lock of slot %llu",
+				  (unsigned long long)p,
+				  now ? "pinned" : "unpinned",
+				  (unsigned long long)(p / 2));
+		if (now)
+			set_bit(p, S.pins_seen);
+		else
+			clear_bit(p, S.pins_seen);
+	}
+}
+
 /* The caller's locks for [sector, sector + nr): every slot it maps to. */
 static void lock_range(u64 sector, u64 nr)
 {
 	const struct fr_geometry *g = &S.c.geo;
 	u64 k, end = sector + nr;
+
+	check_pin_locks();
 
 	if (end > g->origin_sectors)
 		end = g->origin_sectors;
@@ -104,13 +138,15 @@ static void unlock_range(u64 sector, u64 nr)
 	const struct fr_geometry *g = &S.c.geo;
 	u64 k, end = sector + nr;
 
+	check_pin_locks();
+
 	if (end > g->origin_sectors)
 		end = g->origin_sectors;
 	for (k = sector >> g->chunk_shift; k << g->chunk_shift < end; k++)
 		S.locked[from_slot(fr_slot_of(g, to_ochunk(k)))] = LOCK_NONE;
 }
 
-/* Invariant 6: a store to a slot's tags or data needs that slot's lock. */
+/* Invariant 7: a store to a slot's tags or data needs that slot's lock. */
 static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
 {
 	const struct fr_geometry *g = &S.c.geo;
@@ -148,6 +184,7 @@ static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
 static void wb_lock(void *ctx, fr_slot_t slot)
 {
 	((struct wbctx *)ctx)->staged_in_lock = false;
+	check_pin_locks();
 	if (S.locked[from_slot(slot)]) {
 		violation("slot %llu locked twice", (unsigned long long)from_slot(slot));
 		return;
@@ -161,6 +198,7 @@ static void wb_unlock(void *ctx, fr_slot_t slot)
 {
 	struct wbctx *w = ctx;
 
+	check_pin_locks();
 	if (S.locked[from_slot(slot)] != LOCK_OPS)
 		violation("slot %llu unlocked but not locked",
 			  (unsigned long long)from_slot(slot));
@@ -695,7 +733,10 @@ static bool write_around(u32 id, u64 sector, u32 nr, const struct op *op)
 	so_write(&S.org, sector, buf, nr);
 	so_flush(&S.org);
 	free(buf);
+	/* Under the locks, as the kernel's worker does (fr-admit.c). */
+	lock_range(sector, nr);
 	fr_around_end(&S.c, sector, nr);
+	unlock_range(sector, nr);
 	return true;
 }
 
@@ -1215,6 +1256,7 @@ static void end_of_op(const char *what)
 	bool was = S.state_bad;
 
 	S.state_bad = false;
+	check_pin_locks();
 	check_unpinned();
 	/*
 	 * (An operation that failed owes no durability; stores left unfenced
@@ -1311,6 +1353,7 @@ void run_op(const struct op *op)
 	in_victim = false;
 	in_around = false;
 	memset(S.pinned, 0, S.nlongs * sizeof(long));
+	memset(S.pins_seen, 0, S.nlongs * sizeof(long));
 	ndeferred = 0;	/* they never started: absent */
 	log_op("CRASH; restart+recover");
 	opkeys_reset();
@@ -1356,6 +1399,7 @@ void world_free(void)
 	free(wb_snaps);
 	free(victim_snaps);
 	free(S.pinned);
+	free(S.pins_seen);
 	free(S.bad);
 	S.bad = NULL;
 	S.c.bad.chunks = NULL;
@@ -1448,6 +1492,7 @@ void world_setup(const struct cfg *cfg)
 	S.tags_bytes = S.c.geo.nr_chunks * sizeof(struct fr_tag_disk);
 	S.tags_ref = xmalloc(S.tags_bytes);
 	S.pinned = xcalloc(S.nlongs, sizeof(long));
+	S.pins_seen = xcalloc(S.nlongs, sizeof(long));
 	S.c.pinned = S.pinned;
 	S.c.stage_copies = S.copy_stage;
 	/*

@@ -64,6 +64,8 @@ static void mut_resize_drop_past_end(struct fr_cache *c, u64 new_sectors,
 static void mut_resize_commit(struct fr_cache *c, u64 new_sectors);
 static bool mut_around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key);
 static void mut_around_pin(struct fr_cache *c, fr_slot_t s);
+static void mut_around_unpin(struct fr_cache *c, fr_slot_t s);
+static void around_unpin_early(struct fr_cache *c);
 
 #define FR_STEP(step, ...) mut_##step(__VA_ARGS__)
 #define fr_write fr_write_steps
@@ -78,6 +80,9 @@ enum fr_mutation fr_mutation;
 const int crashsim_core_mutable = 1;
 
 #define MUT(m) (fr_mutation == FR_MUT_##m)
+
+/* AROUND_UNPIN_RACES: the slot + 1 a write around has pinned, or 0. */
+static u64 around_pinned_slot;
 
 /*
  * MASK_64: the mask written as (1 << count) - 1 with no case for a whole
@@ -160,6 +165,8 @@ static void mut_write_commit(struct write_op *w)
 {
 	u64 k;
 
+	if (MUT(AROUND_UNPIN_RACES))
+		around_unpin_early(w->c);
 	if (MUT(COMMIT_BEFORE_DATA)) {
 		fr_pm_fence();		/* committed already */
 		return;
@@ -533,4 +540,30 @@ static void mut_around_pin(struct fr_cache *c, fr_slot_t s)
 {
 	if (!MUT(AROUND_NO_PIN))
 		around_pin(c, s);
+	if (MUT(AROUND_UNPIN_RACES) && c->pinned)
+		around_pinned_slot = from_slot(s) + 1;
+}
+
+/*
+ * AROUND_UNPIN_RACES: a write around PM is unpinned when its origin write
+ * completes, in interrupt context without the slot locks (dm-fr before
+ * 1.17): the completion lands between a write's placement of its data and
+ * its commit, in the slot the write around pinned. The write placed its
+ * data in the chunk that was free with the other pinned and commits the
+ * one that is free now: a chunk it never wrote, with the stale data and
+ * sector mask of whatever that chunk held last.
+ */
+static void around_unpin_early(struct fr_cache *c)
+{
+	if (!around_pinned_slot || !c->pinned)
+		return;
+	around_unpin(c, to_slot(around_pinned_slot - 1));
+	around_pinned_slot = 0;
+}
+
+static void mut_around_unpin(struct fr_cache *c, fr_slot_t s)
+{
+	if (around_pinned_slot == from_slot(s) + 1)
+		around_pinned_slot = 0;
+	around_unpin(c, s);
 }

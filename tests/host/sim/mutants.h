@@ -39,6 +39,7 @@ enum fr_mutation {
 	FR_MUT_SHRINK_COMMIT_FIRST,	/* a shrink commits the length before dropping copies past it */
 	FR_MUT_AROUND_KEEPS_COPY,	/* a write around PM keeps the key's clean copy */
 	FR_MUT_AROUND_NO_PIN,		/* a write around PM leaves its slots unpinned */
+	FR_MUT_AROUND_UNPIN_RACES,	/* a write around PM is unpinned in the middle of a write to its slot */
 	FR_MUT_COUNT
 };
 

@@ -382,3 +382,19 @@ io_stop() {
 	[ "$(wc -l < "$FR_TMP/io.status")" -ge "$1" ] ||
 		fail "only $(wc -l < "$FR_TMP/io.status") fio passes ran"
 }
+
+# writeback_eager: the flusher writes back what is dirty at once (256 KiB
+# dirty, every 100 ms), as admission's stream rule needs; the sysctls are
+# restored at cleanup.
+writeback_eager() {
+	on_cleanup writeback_restore "$(sysctl -n vm.dirty_background_bytes)" \
+		"$(sysctl -n vm.dirty_writeback_centisecs)" "$(sysctl -n vm.dirty_background_ratio)"
+	sysctl -q vm.dirty_background_bytes=262144 vm.dirty_writeback_centisecs=10 ||
+		fail "cannot make background writeback eager"
+}
+
+# writeback_restore BG CS RATIO: the sysctls as they were.
+writeback_restore() {
+	sysctl -q vm.dirty_background_bytes="$1" vm.dirty_writeback_centisecs="$2"
+	[ "$1" != 0 ] || sysctl -q vm.dirty_background_ratio="$3"
+}
