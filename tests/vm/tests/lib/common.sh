@@ -393,8 +393,14 @@ writeback_eager() {
 		fail "cannot make background writeback eager"
 }
 
-# writeback_restore BG CS RATIO: the sysctls as they were.
+# writeback_restore BG CS RATIO: the sysctls as they were (a ratio, if the
+# byte count was 0: the kernel refuses 0 for it, and setting one clears the
+# other).
 writeback_restore() {
-	sysctl -q vm.dirty_background_bytes="$1" vm.dirty_writeback_centisecs="$2"
-	[ "$1" != 0 ] || sysctl -q vm.dirty_background_ratio="$3"
+	sysctl -q vm.dirty_writeback_centisecs="$2"
+	if [ "$1" = 0 ]; then
+		sysctl -q vm.dirty_background_ratio="$3"
+	else
+		sysctl -q vm.dirty_background_bytes="$1"
+	fi
 }
