@@ -708,6 +708,16 @@ def main():
             paired_ratio(perf, "fsmixed", "stream", "fr", "origin-alone", fs))
         put(f"ref_mixed_{fs}_stream_dm_writecache_vs_origin_alone",
             paired_ratio(perf, "fsmixed", "stream", "wc", "origin-alone", fs))
+        # The ceiling of the first goal: admission can at most give the
+        # job its rate with no stream at all (the job alone on the same
+        # device), against dm-writecache's beside the stream; and what the
+        # stream costs dm-writecache (wc-alone: BENCH_MIXED_WC_ALONE=1).
+        put(f"ref_mixed_{fs}_fsync_admit_alone_vs_dm_writecache",
+            paired_ratio(perf, "fsmixed", "fsync", admit + "-alone", "wc", fs),
+            f"ceiling: {admit} with no stream vs dm-writecache beside it")
+        put(f"ref_mixed_{fs}_fsync_dm_writecache_vs_alone",
+            paired_ratio(perf, "fsmixed", "fsync", "wc", "wc-alone", fs),
+            "dm-writecache: beside the stream vs alone")
 
     # Issue 45: what writeback sends the origin, per run of dm-fr (medians of
     # the verified runs, with their spread): chunks written back per chunk

@@ -772,7 +772,8 @@ fsbig_set() {
 # fr-bN: page-cache writeback around PM from N % dirty), on dm-writecache
 # and on the bare origin; and each alone, the fsync job on dm-fr with
 # admission on and the stream on the origin (config "<cfg>-alone"): the two
-# sides of the "its own rate" ratios. Rows: set fsmixed, jobs fsync
+# sides of the "its own rate" ratios; with BENCH_MIXED_WC_ALONE=1
+# the job alone on dm-writecache too (what the stream costs it). Rows: set fsmixed, jobs fsync
 # (ops/s, p99) and stream (MiB/s over its own time).
 fsmixed_set() {
 	local rep fs cfg orfs slice admit=${BENCH_MIXED_ADMIT:-fr-a4096}
@@ -794,6 +795,9 @@ fsmixed_set() {
 				fs_run "$fs" "$cfg" "$rep" "$slice" "$orfs" $((512 * MIB)) fsync+stream
 			done
 			RUN_TAG=-alone fs_run "$fs" "${admit%% *}" "$rep" "$slice" "$orfs" $((512 * MIB)) fsync
+			# What the stream costs dm-writecache (BENCH_MIXED_WC_ALONE=1).
+			[ "${BENCH_MIXED_WC_ALONE:-0}" = 0 ] ||
+				RUN_TAG=-alone fs_run "$fs" wc "$rep" "$slice" "$orfs" $((512 * MIB)) fsync
 			RUN_TAG=-alone fs_run "$fs" origin "$rep" "$slice" "$orfs" $((512 * MIB)) stream
 		done
 	done
