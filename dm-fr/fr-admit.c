@@ -22,18 +22,16 @@
  *
  * Such a write goes around only if the core agrees (fr_around_begin(): no
  * dirty copy in its range, no slot of it in flight). It is then remapped to
- * the origin, and its slots stay pinned until it is durable there. Its
- * completion, in interrupt context, hands it to a worker
- * (fr_admit_end_io()), which flushes the origin once for every write
- * around that completed since its last flush (group commit: one flush for
- * a stream's many bios, where FUA would cost one each), unpins them under
- * their slot locks and completes them, as dm-mpath completes a bio it took
- * back from end_io. The pins are the core's, which reads them more than
- * once under a slot lock (a write picks its slot's free chunk when it
- * places the data and again when it commits), so they change only under
- * the slot locks. A flush's sweep must not skip a dirty chunk in such a
- * slot, so it pauses admission and waits for the writes around in flight
- * (fr_admit_pause()).
+ * the origin with FUA, durable before it is acknowledged, and its slots stay
+ * pinned until it completes. The pins are the core's, which reads them
+ * more than once under a slot lock (a write picks its slot's free chunk
+ * when it places the data and again when it commits), so they change only
+ * under the slot locks: the completion, in interrupt context, cannot take
+ * them, and hands the write to a worker (fr_admit_end_io()), which unpins
+ * under the locks and then completes it, as dm-mpath completes a bio it
+ * took back from end_io. A flush's sweep must not skip a dirty chunk in
+ * such a slot, so it pauses admission and waits for the writes around in
+ * flight (fr_admit_pause()).
  */
 #include <linux/blkdev.h>
 
@@ -146,20 +144,17 @@ bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
 	return true;
 }
 
-/*
- * The write around, to the origin: durable there once the worker has
- * flushed it, before it completes.
- */
+/* The write around, to the origin: durable there before it completes. */
 int fr_admit_remap(struct dm_fr *fr, struct bio *bio)
 {
+	bio->bi_opf |= REQ_FUA;
 	return fr_origin_remap(fr, bio);
 }
 
 /*
  * The target's end_io for a write around, done on the origin well or not:
- * to the worker, which makes it durable and unpins it under its slot
- * locks; end_io returns DM_ENDIO_INCOMPLETE, and the worker completes the
- * bio.
+ * to the worker, which unpins it under its slot locks; end_io returns
+ * DM_ENDIO_INCOMPLETE, and the worker completes the bio.
  */
 void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io)
 {
@@ -167,41 +162,22 @@ void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io)
 		queue_work(fr->admit.wq, &fr->admit.work);
 }
 
-static struct bio *fr_around_bio(struct fr_io *io)
-{
-	return dm_bio_from_per_bio_data(io, sizeof(*io));
-}
-
-/*
- * Make the writes around that are done durable (one flush for all), unpin
- * them and complete them.
- */
+/* Unpin the writes around that are done, and complete them. */
 static void fr_admit_work(struct work_struct *work)
 {
 	struct dm_fr *fr = container_of(work, struct dm_fr, admit.work);
 	const struct fr_geometry *g = &fr->cache.geo;
 	struct llist_node *list = llist_del_all(&fr->admit.done);
-	blk_status_t flushed = BLK_STS_OK;
 	struct fr_io *io, *tmp;
 
 	list = llist_reverse_order(list);
-	/* Each completed write is durable once the flush returns 0. */
-	llist_for_each_entry(io, list, around_done) {
-		if (!fr_around_bio(io)->bi_status) {
-			if (fr_origin_flush(fr))
-				flushed = BLK_STS_IOERR;
-			break;
-		}
-	}
 	llist_for_each_entry_safe(io, tmp, list, around_done) {
-		struct bio *bio = fr_around_bio(io);
+		struct bio *bio = dm_bio_from_per_bio_data(io, sizeof(*io));
 		u64 first = io->around_sector >> g->chunk_shift;
 		u64 last = (io->around_sector + io->around_sectors - 1) >>
 			   g->chunk_shift;
 		struct fr_lockset ls;
 
-		if (!bio->bi_status)
-			bio->bi_status = flushed;
 		fr_lock_range(fr, first, last, &ls);
 		fr_around_end(&fr->cache, io->around_sector,
 			      io->around_sectors);

@@ -185,8 +185,7 @@ static int fr_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	 * device has no volatile write cache (fr_io_hints) and the block
 	 * layer completes an empty flush, and strips PREFLUSH and FUA from a
 	 * write, before device-mapper is entered. Every write that does not
-	 * go to PM is sent to the origin with REQ_FUA, or (a write around PM)
-	 * acknowledged after a flush of the origin (fr-admit.c).
+	 * go to PM is sent to the origin with REQ_FUA.
 	 */
 	ti->num_flush_bios = 0;
 	ti->num_discard_bios = 1;
