@@ -143,6 +143,11 @@ CEILINGS = {
                                             "vs dm-writecache"),
     "overflow_write_vs_dm_writecache": ("ref_overflow_origin_max_vs_dm_writecache",
                                         "the less of the two origin ceilings"),
+    "overflow_rand_origin_mib_per_mib_written": (
+        "ref_dm_writecache_overflow_rand_origin_mib_per_mib_written",
+        "dm-writecache's own, a fully associative cache: fio's random map writes "
+        "every block once a pass, so no cache of the PM's size keeps more than 1/32 "
+        "of the writes from the origin (bench/results/overflow-model)"),
     "load_time_vs_dm_writecache": ("ref_load_dm_linear_vs_dm_writecache",
                                    "dmsetup create of dm-linear over the same PM vs "
                                    "dm-writecache's load"),
@@ -739,14 +744,19 @@ def main():
     for fs in fss:
         per_run(f"fs_{fs}_varmail_written_back_per_written", group(perf, "fs", "varmail", "fr", fs),
                 wb_per_written, "dm-fr's chunks_written_back over the chunks written, during the run")
+    def origin_per_written(r):
+        if r.get("origin_write_mib") is None or not r.get("written_mib"):
+            return None
+        return r["origin_write_mib"] / r["written_mib"]
     for kind in ("overflow_rand", "overflow_seq"):
-        rows_ = group(perf, B, kind, "fr")
-        per_run(f"{kind}_origin_mib_per_mib_written", rows_,
-                lambda r: (r["origin_write_mib"] / r["written_mib"]
-                           if r.get("origin_write_mib") is not None and r.get("written_mib") else None),
-                "the origin's MiB written (its /sys/block stat) over the MiB fio wrote, during the run")
-        per_run(f"{kind}_origin_kib_per_request", rows_, lambda r: r.get("origin_kib_per_write"),
-                "the origin's KiB per write request during the run")
+        for cfg, pre, who in (("fr", "", "dm-fr"), ("wc", "ref_dm_writecache_", "dm-writecache")):
+            rows_ = group(perf, B, kind, cfg)
+            per_run(f"{pre}{kind}_origin_mib_per_mib_written", rows_, origin_per_written,
+                    f"the origin's MiB written (its /sys/block stat) over the MiB fio wrote, "
+                    f"during the run, {who}")
+            per_run(f"{pre}{kind}_origin_kib_per_request", rows_,
+                    lambda r: r.get("origin_kib_per_write"),
+                    f"the origin's KiB per write request during the run, {who}")
 
     # Forced writebacks per write while the working set fits in half the PM.
     hp = [r["forced_per_write"] for r in group(perf, B, "halfpm", "fr")
