@@ -28,11 +28,11 @@ static enum fr_page_kind fr_page_kind(const struct fr_geometry *g, u64 pg,
 	u64 data_end = g->data_offset + (g->nr_chunks << chunk_shift);
 
 	if (end > g->tags_offset && off < tags_end) {
-		/* Slots whose tags (2 per slot, 64 bytes) the page holds. */
+		/* Slots whose tags (ways per slot) the page holds. */
 		*first = (max(off, g->tags_offset) - g->tags_offset) /
-			 (2 * sizeof(struct fr_tag_disk));
+			 (g->ways * sizeof(struct fr_tag_disk));
 		*last = (min(end, tags_end) - 1 - g->tags_offset) /
-			(2 * sizeof(struct fr_tag_disk));
+			(g->ways * sizeof(struct fr_tag_disk));
 		return FR_PAGE_TAGS;
 	}
 	if (end > g->data_offset && off < data_end) {
@@ -115,9 +115,9 @@ u64 fr_badpm_retired(struct dm_fr *fr)
 	if (!fr->cache.bad.chunks)
 		return 0;
 	for_each_set_bit(i, fr->cache.bad.tag_slots, g->nr_slots)
-		n += 2;
+		n += g->ways;
 	for_each_set_bit(i, fr->cache.bad.chunks, g->nr_chunks)
-		n += !test_bit(i >> 1, fr->cache.bad.tag_slots);
+		n += !test_bit(i >> g->ways_shift, fr->cache.bad.tag_slots);
 	return n;
 }
 
@@ -141,15 +141,17 @@ static bool fr_chunk_accessible(struct dm_fr *fr, u64 p)
 
 /*
  * Lock (or unlock) the stripes of what a page holds: one chunk's slot, or
- * the slots of a tag page (64 consecutive ones from a multiple of 64).
+ * the slots of a tag page (4096 / (32 * ways) consecutive ones).
  */
 static void fr_lock_slots(struct dm_fr *fr, enum fr_page_kind k, u64 first,
 			  u64 last, bool lock)
 {
+	fr_slot_t s = fr_slot_of_pchunk(&fr->cache.geo, to_pchunk(first));
+
 	if (k == FR_PAGE_DATA && lock)
-		fr_lock_slot(fr, to_slot(first >> 1));
+		fr_lock_slot(fr, s);
 	else if (k == FR_PAGE_DATA)
-		fr_unlock_slot(fr, to_slot(first >> 1), FR_STRIPE_KEPT);
+		fr_unlock_slot(fr, s, FR_STRIPE_KEPT);
 	else if (lock)
 		fr_lock_slot_span(fr, first, last);
 	else
@@ -184,7 +186,8 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 			if (k == FR_PAGE_DATA) {
 				ok = test_bit(first, fr->cache.bad.chunks) &&
 				     !test_bit(first, fr->cache.valid_bits) &&
-				     !test_bit(first >> 1, fr->cache.bad.tag_slots);
+				     !test_bit(first >> fr->cache.geo.ways_shift,
+					       fr->cache.bad.tag_slots);
 			} else {
 				for (s = first; s <= last && ok; s++)
 					ok = test_bit(s, fr->cache.bad.tag_slots) &&

@@ -325,7 +325,8 @@ static int stage_data(void *ctx, u64 sector, const void *pm_src,
 	struct fr_extent *last;
 
 	stage_assert_held(st);
-	fr_assert_slot_locked(fr, fr_slot_of_pchunk(to_pchunk(chunk)));
+	fr_assert_slot_locked(fr, fr_slot_of_pchunk(&fr->cache.geo,
+						     to_pchunk(chunk)));
 	if (st->error)
 		return st->error;
 	if (chunk != st->chunk) {
@@ -369,7 +370,8 @@ static void stage_skip(void *ctx, fr_pchunk_t p)
 	struct fr_stage *st = ctx;
 
 	stage_assert_held(st);
-	fr_assert_slot_locked(st->fr, fr_slot_of_pchunk(p));
+	fr_assert_slot_locked(st->fr,
+			      fr_slot_of_pchunk(&st->fr->cache.geo, p));
 	st->unreadable++;
 }
 

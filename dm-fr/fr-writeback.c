@@ -164,7 +164,7 @@ static void victim_stage_put(struct dm_fr *fr, struct fr_victim_stage *vs)
  */
 int fr_writeback_victim(struct dm_fr *fr, fr_pchunk_t victim)
 {
-	fr_slot_t slot = fr_slot_of_pchunk(victim);
+	fr_slot_t slot = fr_slot_of_pchunk(&fr->cache.geo, victim);
 	struct fr_victim_stage *vs;
 	int r;
 
@@ -210,7 +210,7 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 	u32 nr;
 	int r;
 
-	nr = fr_victim_range(victim, last, fr->wb.victim_stages->max_chunks,
+	nr = fr_victim_range(&fr->cache.geo, victim, last, fr->wb.victim_stages->max_chunks,
 			     &first);
 	down_read(&fr->wb.victim_lock);
 	vs = victim_stage_get(fr);

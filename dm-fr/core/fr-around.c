@@ -17,7 +17,7 @@
  *  - Two origin writes of one slot's data must never be in flight at once
  *    (they land in any order): the write does not go around while a stage
  *    has a chunk of the slot pinned (its key's old copy may be on its way to
- *    the origin), and it pins both chunks of the slot until its origin
+ *    the origin), and it pins every chunk of the slot until its origin
  *    write completes, so no stage takes the slot (a write stored on PM
  *    meanwhile is written back after it) and no fill installs there (a
  *    fill may have read the origin before the write landed).
@@ -38,8 +38,8 @@ static bool around_allowed(const struct fr_cache *c, u64 first, u64 last)
 		if (fr_slot_tags_bad(c, s) || fr_slot_lost(c, s) ||
 		    fr_slot_pinned(c, s))
 			return false;
-		for (i = 0; i < 2; i++) {
-			u64 commit = tag_commit(c, slot_chunk(s, i));
+		for (i = 0; i < c->geo.ways; i++) {
+			u64 commit = tag_commit(c, slot_chunk(c, s, i));
 
 			if (commit_holds(commit, key) &&
 			    (commit & FR_TAG_DIRTY))
@@ -54,8 +54,8 @@ static bool around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key)
 {
 	u32 i;
 
-	for (i = 0; i < 2; i++) {
-		fr_pchunk_t p = slot_chunk(s, i);
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (commit_holds(tag_commit(c, p), key)) {
 			set_commit(c, p, 0);
@@ -65,20 +65,24 @@ static bool around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key)
 	return false;
 }
 
-/* Both chunks of slot s, until the origin write is done. */
+/* Every chunk of slot s, until the origin write is done. */
 static void around_pin(struct fr_cache *c, fr_slot_t s)
 {
+	u32 i;
+
 	if (!c->pinned)
 		return;
-	set_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
-	set_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
+	for (i = 0; i < c->geo.ways; i++)
+		set_bit(from_pchunk(slot_chunk(c, s, i)), c->pinned);
 }
 
-/* Both chunks of slot s, once the origin write is done. */
+/* Every chunk of slot s, once the origin write is done. */
 static void around_unpin(struct fr_cache *c, fr_slot_t s)
 {
-	clear_bit(from_pchunk(slot_chunk(s, 0)), c->pinned);
-	clear_bit(from_pchunk(slot_chunk(s, 1)), c->pinned);
+	u32 i;
+
+	for (i = 0; i < c->geo.ways; i++)
+		clear_bit(from_pchunk(slot_chunk(c, s, i)), c->pinned);
 }
 
 static void chunk_range(const struct fr_geometry *g, u64 sector,

@@ -6,7 +6,8 @@
  *
  * Placement (no index, no allocator): origin chunk c lies in region
  * r = c / region_chunks at offset o = c % region_chunks, and may only live in
- * slot (r * stride + o) mod nr_slots, in either of that slot's two chunks.
+ * slot (r * stride + o) mod nr_slots, in any of that slot's chunks: two (a
+ * pair), or a set's (FR_INCOMPAT_SETS, geo.ways).
  *
  * Locking contract: the caller serialises every call that touches a slot.
  * fr_write(), fr_fill(), fr_discard() and fr_lookup() need the locks of every
@@ -30,8 +31,8 @@
 
 /* Indices that must not be mixed up (sparse checks them as __bitwise). */
 typedef u64 __bitwise fr_ochunk_t;	/* origin chunk number: a tag's key */
-typedef u64 __bitwise fr_slot_t;	/* pair of PM chunks */
-typedef u64 __bitwise fr_pchunk_t;	/* PM chunk index: 2 * slot + 0/1 */
+typedef u64 __bitwise fr_slot_t;	/* pair (or set) of PM chunks */
+typedef u64 __bitwise fr_pchunk_t;	/* PM chunk: ways * slot + 0 .. ways - 1 */
 
 static inline u64 from_ochunk(fr_ochunk_t c) { return (__force u64)c; }
 static inline fr_ochunk_t to_ochunk(u64 v) { return (__force fr_ochunk_t)v; }
@@ -40,9 +41,17 @@ static inline fr_slot_t to_slot(u64 v) { return (__force fr_slot_t)v; }
 static inline u64 from_pchunk(fr_pchunk_t p) { return (__force u64)p; }
 static inline fr_pchunk_t to_pchunk(u64 v) { return (__force fr_pchunk_t)v; }
 
-static inline fr_slot_t fr_slot_of_pchunk(fr_pchunk_t p)
+static inline fr_slot_t fr_slot_of_pchunk(const struct fr_geometry *g,
+					   fr_pchunk_t p)
 {
-	return to_slot(from_pchunk(p) >> 1);
+	return to_slot(from_pchunk(p) >> g->ways_shift);
+}
+
+/* Chunk i (0 .. g->ways - 1) of slot s. */
+static inline fr_pchunk_t fr_slot_chunk(const struct fr_geometry *g,
+					fr_slot_t s, u32 i)
+{
+	return to_pchunk(from_slot(s) << g->ways_shift | i);
 }
 
 /*
@@ -122,11 +131,15 @@ static inline bool fr_chunk_pinned(const struct fr_cache *c, fr_pchunk_t p)
 	return c->pinned && test_bit(from_pchunk(p), c->pinned);
 }
 
-/* Whether either chunk of slot s is pinned. */
+/* Whether any chunk of slot s is pinned. */
 static inline bool fr_slot_pinned(const struct fr_cache *c, fr_slot_t s)
 {
-	return fr_chunk_pinned(c, to_pchunk(2 * from_slot(s))) ||
-	       fr_chunk_pinned(c, to_pchunk(2 * from_slot(s) + 1));
+	u32 i;
+
+	for (i = 0; i < c->geo.ways; i++)
+		if (fr_chunk_pinned(c, fr_slot_chunk(&c->geo, s, i)))
+			return true;
+	return false;
 }
 
 static inline bool fr_slot_tags_bad(const struct fr_cache *c, fr_slot_t s)
@@ -297,9 +310,12 @@ struct fr_tag_read {
 	bool unreadable;
 };
 
-/* Read both tags of slot s and apply the pair rule. */
+/*
+ * Read the tags of slot s (t[0 .. ways - 1]) and apply the pair rule to
+ * every two copies of one key.
+ */
 void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
-		  struct fr_tag_read t[2]);
+		  struct fr_tag_read t[FR_MAX_WAYS]);
 
 int fr_recover(struct fr_cache *c, enum fr_recover_mode mode,
 	       struct fr_group_scratch *scratch, u32 scratch_len,
@@ -578,16 +594,18 @@ int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 
 /*
  * The range of a multi-chunk write's victims: the chunks of the slots from
- * the victim's to last (the slot of its last chunk), at most max (even), and
+ * the victim's to last (the slot of its last chunk), at most max (a
+ * multiple of the chunks a slot), and
  * at least the victim's slot. Returns nr; *first is the first chunk.
  */
-static inline u32 fr_victim_range(fr_pchunk_t victim, fr_slot_t last,
+static inline u32 fr_victim_range(const struct fr_geometry *g,
+				  fr_pchunk_t victim, fr_slot_t last,
 				  u32 max, fr_pchunk_t *first)
 {
-	u64 f = from_pchunk(victim) & ~1ULL, nr = 2;
+	u64 f = from_pchunk(victim) & ~(u64)(g->ways - 1), nr = g->ways;
 
-	if (from_slot(last) > f / 2)
-		nr = (from_slot(last) + 1) * 2 - f;
+	if (from_slot(last) > f >> g->ways_shift)
+		nr = ((from_slot(last) + 1) << g->ways_shift) - f;
 	*first = to_pchunk(f);
 	return nr < max ? (u32)nr : max;
 }

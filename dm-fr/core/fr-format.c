@@ -67,11 +67,17 @@ static int geometry_derive(struct fr_geometry *g, const char **why)
 		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
 		return -EINVAL;
 	}
-	if (g->nr_chunks < 2 || (g->nr_chunks & 1)) {
-		*why = "PM too small: fewer than two chunks fit";
+	if (!is_power_of_2(g->ways) || g->ways < FR_PAIR_WAYS ||
+	    g->ways > FR_MAX_WAYS) {
+		*why = "chunks a slot must be a power of two from 2 to 8";
 		return -EINVAL;
 	}
-	g->nr_slots = g->nr_chunks / 2;
+	g->ways_shift = ilog2(g->ways);
+	if (g->nr_chunks < g->ways || (g->nr_chunks & (g->ways - 1))) {
+		*why = "PM too small: not one slot's chunks fit";
+		return -EINVAL;
+	}
+	g->nr_slots = g->nr_chunks >> g->ways_shift;
 	if (g->nr_slots > FR_MAX_SLOTS) {
 		*why = "PM too large for this format (more than 2^32 slots)";
 		return -EINVAL;
@@ -119,17 +125,24 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
 		return -EINVAL;
 	}
+	g->ways = p->ways ? p->ways : FR_PAIR_WAYS;
+	if (!is_power_of_2(g->ways) || g->ways < FR_PAIR_WAYS ||
+	    g->ways > FR_MAX_WAYS) {
+		*why = "chunks a slot must be a power of two from 2 to 8";
+		return -EINVAL;
+	}
 	chunk_bytes = (u64)g->chunk_sectors << FR_SECTOR_SHIFT;
-	if (pm_bytes < FR_SB_RESERVED + 4096 + 2 * chunk_bytes) {
+	if (pm_bytes < FR_SB_RESERVED + 4096 + g->ways * chunk_bytes) {
 		*why = "PM too small for the superblock and one slot";
 		return -EINVAL;
 	}
-	/* Largest even count whose tags and chunks fit. */
+	/* Largest whole number of slots whose tags and chunks fit. */
 	nr = (pm_bytes - FR_SB_RESERVED - 4096) /
 	     (chunk_bytes + sizeof(struct fr_tag_disk));
-	nr &= ~1ULL;
-	while (nr >= 2 && fr_layout_bytes(g->chunk_sectors, nr) > pm_bytes)
-		nr -= 2;
+	nr &= ~(u64)(g->ways - 1);
+	while (nr >= g->ways &&
+	       fr_layout_bytes(g->chunk_sectors, nr) > pm_bytes)
+		nr -= g->ways;
 	g->nr_chunks = nr;
 	g->region_chunks = p->region_chunks ? p->region_chunks :
 			   (u32)(FR_DEFAULT_REGION_BYTES / chunk_bytes);
@@ -141,7 +154,8 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 	 */
 	g->stride_slots = p->stride_slots ? p->stride_slots :
 			  g->region_chunks + 1;
-	if (!p->stride_slots && nr >= 2 && g->stride_slots >= nr / 2)
+	if (!p->stride_slots && nr >= g->ways &&
+	    g->stride_slots >= nr / g->ways)
 		g->stride_slots = 1;
 	g->origin_sectors = p->origin_sectors;
 	g->tags_offset = FR_SB_RESERVED;
@@ -157,7 +171,9 @@ void fr_sb_encode(struct fr_sb_disk *sb, const struct fr_geometry *g,
 	memset(sb, 0, sizeof(*sb));
 	sb->magic = cpu_to_le64(FR_SB_MAGIC);
 	sb->version = cpu_to_le32(FR_FORMAT_VERSION);
-	sb->incompat_features = cpu_to_le64(0);
+	sb->incompat_features = cpu_to_le64(g->ways != FR_PAIR_WAYS ?
+					    FR_INCOMPAT_SETS : 0);
+	sb->set_ways = cpu_to_le32(g->ways != FR_PAIR_WAYS ? g->ways : 0);
 	sb->compat_features = cpu_to_le64(0);
 	sb->chunk_sectors = cpu_to_le32(g->chunk_sectors);
 	sb->region_chunks = cpu_to_le32(g->region_chunks);
@@ -198,6 +214,17 @@ int fr_sb_decode(const struct fr_sb_disk *sb, u64 pm_bytes,
 	}
 
 	memset(g, 0, sizeof(*g));
+	g->ways = FR_PAIR_WAYS;
+	if (le64_to_cpu(sb->incompat_features) & FR_INCOMPAT_SETS) {
+		g->ways = le32_to_cpu(sb->set_ways);
+		if (g->ways == FR_PAIR_WAYS) {
+			*why = "superblock has sets of two: a pair is version 1";
+			return -EUCLEAN;
+		}
+	} else if (sb->set_ways) {
+		*why = "superblock has set_ways without the sets feature";
+		return -EUCLEAN;
+	}
 	g->chunk_sectors = le32_to_cpu(sb->chunk_sectors);
 	g->region_chunks = le32_to_cpu(sb->region_chunks);
 	g->stride_slots = le64_to_cpu(sb->stride_slots);
@@ -294,7 +321,8 @@ int fr_format_bad(struct fr_cache *c, void *pm, u64 pm_bytes,
 	tags = (struct fr_tag_disk *)((u8 *)pm + g.tags_offset);
 	for (i = 0; i < g.nr_chunks; i++) {
 		/* A retired slot's tags are never read: they stay as they are. */
-		if (keep.tag_slots && test_bit(i >> 1, keep.tag_slots))
+		if (keep.tag_slots &&
+		    test_bit(i >> g.ways_shift, keep.tag_slots))
 			continue;
 		fr_pm_store8(&tags[i].commit, 0);
 		fr_pm_store8(&tags[i].seq, 0);

@@ -11,7 +11,8 @@
  *
  *   0              superblock (struct fr_sb_disk, 512 bytes, 4 KiB reserved)
  *   tags_offset    nr_chunks tags (struct fr_tag_disk, 32 bytes each);
- *                  tags 2s and 2s+1 describe the two chunks of slot s
+ *                  tags w*s .. w*s + w - 1 describe the w chunks of slot s
+ *                  (w = 2, a pair; or set_ways with FR_INCOMPAT_SETS)
  *   data_offset    nr_chunks chunks of chunk_sectors * 512 bytes each;
  *                  chunk i lives at data_offset + i * chunk bytes
  *
@@ -34,8 +35,23 @@
 #define FR_SECTOR_SHIFT		9
 #define FR_SECTOR_SIZE		(1U << FR_SECTOR_SHIFT)
 
-/* Features: none yet. An image with an unknown incompat bit is refused. */
+/*
+ * Features. An image with an unknown incompat bit is refused.
+ * FR_INCOMPAT_SETS: slots of set_ways chunks (a power of two, 4 to 8),
+ * not pairs; a module that predates it must not read such a PM as pairs.
+ * The kernel glue does not handle sets yet (docs/design.md, "Sets of 8"):
+ * only a userspace build that defines FR_SETS accepts them.
+ */
+#define FR_INCOMPAT_SETS	(1ULL << 0)
+#ifdef FR_SETS
+#define FR_INCOMPAT_SUPPORTED	FR_INCOMPAT_SETS
+#else
 #define FR_INCOMPAT_SUPPORTED	0ULL
+#endif
+
+/* Chunks a slot: a pair (version 1), or a set (FR_INCOMPAT_SETS). */
+#define FR_PAIR_WAYS		2
+#define FR_MAX_WAYS		8
 
 /* Geometry limits (the sector bitmap of a tag is one 64-bit word). */
 #define FR_MIN_CHUNK_SECTORS	8	/* 4 KiB */
@@ -59,7 +75,7 @@ struct fr_sb_disk {
 	__le32 chunk_sectors;		/* power of two, 8..64 */
 	__le32 region_chunks;		/* power of two, <= 1024 and <= slots */
 	__le64 stride_slots;		/* 1 .. nr_slots - 1 */
-	__le64 nr_chunks;		/* even; slots = nr_chunks / 2 */
+	__le64 nr_chunks;		/* slots = nr_chunks / ways */
 	__le64 tags_offset;		/* bytes from the start of the PM */
 	__le64 data_offset;		/* bytes, 4 KiB aligned */
 	__le64 pm_bytes;		/* PM bytes the layout was made for */
@@ -75,12 +91,13 @@ struct fr_sb_disk {
 	 * instead of using the old length.
 	 */
 	__le64 resized_sectors;
-	u8 reserved[512 - 184];
+	__le32 set_ways;		/* FR_INCOMPAT_SETS: chunks a slot; else 0 */
+	u8 reserved[512 - 188];
 };
 
 /* Flags in the low byte of the commit word. */
 #define FR_TAG_VALID		0x01	/* V: the chunk holds data of key */
-#define FR_TAG_NEW		0x02	/* N: the newer chunk of its slot */
+#define FR_TAG_NEW		0x02	/* N: the newest chunk of its slot */
 #define FR_TAG_DIRTY		0x04	/* the origin does not hold this data */
 #define FR_TAG_INCOMPLETE	0x08	/* member of an uncommitted group */
 #define FR_TAG_FLAGS_KNOWN	0x0f
@@ -100,6 +117,7 @@ static inline void fr_format_size_checks(void)
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, uuid) != 96);
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, origin_id) != 112);
 	BUILD_BUG_ON(offsetof(struct fr_sb_disk, resized_sectors) != 176);
+	BUILD_BUG_ON(offsetof(struct fr_sb_disk, set_ways) != 184);
 	BUILD_BUG_ON(sizeof(struct fr_tag_disk) != 32);
 	BUILD_BUG_ON(offsetof(struct fr_tag_disk, sectors) != 16);
 }
@@ -128,6 +146,8 @@ struct fr_geometry {
 	u32 chunk_shift;		/* log2(chunk_sectors) */
 	u32 region_chunks;
 	u32 region_shift;		/* log2(region_chunks) */
+	u32 ways;			/* chunks a slot: 2, or a set's */
+	u32 ways_shift;			/* log2(ways) */
 	u64 stride_slots;
 	u64 nr_chunks;
 	u64 nr_slots;
@@ -150,6 +170,7 @@ void fr_geometry_set_recip(struct fr_geometry *g);
 /* What the user chooses; zero fields take the defaults. */
 struct fr_format_params {
 	u32 chunk_sectors;
+	u32 ways;			/* 0: a pair (version 1) */
 	u32 region_chunks;
 	u64 stride_slots;
 	u64 origin_sectors;

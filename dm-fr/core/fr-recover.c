@@ -40,7 +40,8 @@ const char *fr_tag_problem(const struct fr_geometry *g, fr_pchunk_t p,
 		return "unknown flag bits";
 	if (key >= g->origin_chunks)
 		return "key beyond the end of the origin";
-	if (from_slot(fr_slot_of(g, to_ochunk(key))) != from_pchunk(p) >> 1)
+	if (from_slot(fr_slot_of(g, to_ochunk(key))) !=
+	    from_slot(fr_slot_of_pchunk(g, p)))
 		return "key belongs in another slot";
 	if (!sectors)
 		return "no sectors held";
@@ -74,32 +75,46 @@ static void read_tag(const struct fr_cache *c, fr_pchunk_t p,
 	judge_tag(&c->geo, p, t);
 }
 
-/* The pair rule: of two copies of one key with the same N, the older one. */
-static void judge_pair(struct fr_tag_read t[2])
+/*
+ * The pair rule, for every two copies of one key in a slot (t[0 .. ways -
+ * 1]): of two with the same N, the older one is corrupt.
+ */
+static void judge_pair(struct fr_tag_read *t, u32 ways)
 {
-	if (t[0].valid && t[1].valid &&
-	    fr_commit_key(t[0].commit) == fr_commit_key(t[1].commit) &&
-	    (t[0].commit & FR_TAG_NEW) == (t[1].commit & FR_TAG_NEW)) {
-		/* Ambiguous copies: the older one is the corrupt one. */
-		unsigned int older = t[0].seq < t[1].seq ? 0 : 1;
+	u32 i, j;
 
-		t[older].valid = false;
-		t[older].problem =
-			"older of two copies of one key with the same N flag";
+	for (i = 0; i < ways; i++) {
+		for (j = i + 1; j < ways && t[i].valid; j++) {
+			u32 older;
+
+			if (!t[j].valid ||
+			    fr_commit_key(t[i].commit) !=
+			    fr_commit_key(t[j].commit) ||
+			    (t[i].commit & FR_TAG_NEW) !=
+			    (t[j].commit & FR_TAG_NEW))
+				continue;
+			/* Ambiguous copies: the older one is the corrupt one. */
+			older = t[i].seq < t[j].seq ? i : j;
+			t[older].valid = false;
+			t[older].problem =
+				"older of two copies of one key with the same N flag";
+		}
 	}
 }
 
 void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
-		  struct fr_tag_read t[2])
+		  struct fr_tag_read t[FR_MAX_WAYS])
 {
+	u32 i;
+
 	if (fr_slot_tags_bad(c, s)) {
 		/* Known unreadable: not read; the slot counts as empty. */
-		memset(t, 0, 2 * sizeof(*t));
+		memset(t, 0, c->geo.ways * sizeof(*t));
 		return;
 	}
-	read_tag(c, slot_chunk(s, 0), &t[0]);
-	read_tag(c, slot_chunk(s, 1), &t[1]);
-	judge_pair(t);
+	for (i = 0; i < c->geo.ways; i++)
+		read_tag(c, slot_chunk(c, s, i), &t[i]);
+	judge_pair(t, c->geo.ways);
 }
 
 /*
@@ -135,8 +150,9 @@ static bool batch_load(struct tag_batch *b, u64 p)
 	b->first = first;
 	b->n = 0;
 	if (c->bad.tag_slots)
-		for (s = first >> 1;
-		     s < (first + FR_TAG_BATCH) >> 1 && s < c->geo.nr_slots; s++)
+		for (s = first >> c->geo.ways_shift;
+		     s < (first + FR_TAG_BATCH) >> c->geo.ways_shift &&
+		     s < c->geo.nr_slots; s++)
 			if (fr_slot_tags_bad(c, to_slot(s)))
 				return false;
 	if (fr_pm_read(b->d, &c->tags[first],
@@ -159,18 +175,19 @@ static const struct fr_tag_disk *batch_tag(const struct tag_batch *b, u64 p)
  * crash simulator must run.)
  */
 static void batch_read_slot(struct tag_batch *b, u64 s,
-			    struct fr_tag_read t[2])
+			    struct fr_tag_read t[FR_MAX_WAYS])
 {
-	u64 p = s * 2;
+	const u32 ways = b->c->geo.ways;
+	u64 p = s << b->c->geo.ways_shift;
 	u32 i;
 
 	if (!b->loaded || p < b->first || p >= b->first + FR_TAG_BATCH)
 		batch_load(b, p);
-	if (p + 1 >= b->first + b->n) {
+	if (p + ways - 1 >= b->first + b->n) {
 		fr_read_slot(b->c, to_slot(s), t);
 		return;
 	}
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < ways; i++) {
 		const struct fr_tag_disk *d = FR_STEP(batch_tag, b, p + i);
 
 		memset(&t[i], 0, sizeof(t[i]));
@@ -179,7 +196,7 @@ static void batch_read_slot(struct tag_batch *b, u64 s,
 		t[i].sectors = le64_to_cpu(d->sectors);
 		judge_tag(&b->c->geo, to_pchunk(p + i), &t[i]);
 	}
-	judge_pair(t);
+	judge_pair(t, ways);
 }
 
 /* One run of fr_recover(): its inputs, the groups found, the report. */
@@ -250,27 +267,35 @@ struct scan_bits {
  * a member of an interrupted group, or two copies of one key (phase 4 drops
  * the superseded one)?
  */
-static bool slot_needs_resolving(const struct fr_tag_read t[2])
+static bool slot_needs_resolving(const struct fr_tag_read *t, u32 ways)
 {
-	return t[0].problem || t[1].problem ||
-	       (t[0].valid && (t[0].commit & FR_TAG_INCOMPLETE)) ||
-	       (t[1].valid && (t[1].commit & FR_TAG_INCOMPLETE)) ||
-	       (t[0].valid && t[1].valid &&
-		fr_commit_key(t[0].commit) == fr_commit_key(t[1].commit));
+	u32 i, j;
+
+	for (i = 0; i < ways; i++) {
+		if (t[i].problem ||
+		    (t[i].valid && (t[i].commit & FR_TAG_INCOMPLETE)))
+			return true;
+		for (j = i + 1; j < ways; j++)
+			if (t[i].valid && t[j].valid &&
+			    fr_commit_key(t[i].commit) ==
+			    fr_commit_key(t[j].commit))
+				return true;
+	}
+	return false;
 }
 
 static void scan_bits_slot(struct recovery *rv, struct scan_bits *sb, u64 s,
-			   const struct fr_tag_read t[2])
+			   const struct fr_tag_read *t)
 {
 	struct fr_cache *c = rv->c;
 	u32 i;
 
-	if (FR_STEP(slot_needs_resolving, t)) {
+	if (FR_STEP(slot_needs_resolving, t, c->geo.ways)) {
 		rv->scan_only = false;
 		return;
 	}
-	for (i = 0; i < 2; i++) {
-		u64 p = s * 2 + i;
+	for (i = 0; i < c->geo.ways; i++) {
+		u64 p = (s << c->geo.ways_shift) + i;
 		unsigned long bit = 1UL << (p % BITS_PER_LONG);
 
 		if (t[i].valid) {
@@ -301,7 +326,8 @@ static int recover_scan(struct recovery *rv, const char **why)
 {
 	struct fr_recovery_report *rep = rv->rep;
 	struct scan_bits sb = { 0 };
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
+	const u32 ways = rv->c->geo.ways;
 	u32 i;
 	u64 s;
 
@@ -315,14 +341,14 @@ static int recover_scan(struct recovery *rv, const char **why)
 		batch_read_slot(&rv->batch, s, t);
 		if (rv->scan_only)
 			scan_bits_slot(rv, &sb, s, t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < ways; i++) {
 			struct fr_group_scratch *grp;
 
 			if (t[i].problem) {
 				rep->corrupt_tags++;
 				rep->unreadable_tags += t[i].unreadable;
 				if (rep->first_corrupt == ~0ULL)
-					rep->first_corrupt = s * 2 + i;
+					rep->first_corrupt = s * ways + i;
 				continue;
 			}
 			if (!t[i].valid)
@@ -356,14 +382,14 @@ static int recover_scan(struct recovery *rv, const char **why)
 /* Phase 2: a group with a committed member was wholly committed. */
 static void recover_judge_groups(struct recovery *rv)
 {
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	u32 i;
 	u64 s;
 
 	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
 		batch_read_slot(&rv->batch, s, t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < rv->c->geo.ways; i++) {
 			struct fr_group_scratch *grp;
 
 			if (!t[i].valid || (t[i].commit & FR_TAG_INCOMPLETE))
@@ -384,14 +410,14 @@ static void recover_judge_groups(struct recovery *rv)
 /* Phase 3: settle every member of an interrupted group. */
 static void recover_settle_groups(struct recovery *rv)
 {
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	u32 i;
 	u64 s;
 
 	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
 		batch_read_slot(&rv->batch, s, t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < rv->c->geo.ways; i++) {
 			u64 rc;
 
 			if (!t[i].valid || !(t[i].commit & FR_TAG_INCOMPLETE))
@@ -400,7 +426,8 @@ static void recover_settle_groups(struct recovery *rv)
 			if (!rc)
 				rv->rep->members_rolled_back++;
 			if (rv->store) {
-				set_commit(rv->c, slot_chunk(to_slot(s), i), rc);
+				set_commit(rv->c, slot_chunk(rv->c, to_slot(s), i),
+					   rc);
 				rv->rep->stores++;
 			}
 		}
@@ -414,12 +441,12 @@ static void recover_settle_groups(struct recovery *rv)
  * words rc: a clean copy on one is dropped (the origin holds its data and
  * the chunk could never be read), a dirty one stays (reported unreadable).
  */
-static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 rc[2])
+static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 *rc)
 {
 	u32 i;
 
-	for (i = 0; i < 2; i++) {
-		fr_pchunk_t p = slot_chunk(s, i);
+	for (i = 0; i < rv->c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(rv->c, s, i);
 
 		if (!(rc[i] & FR_TAG_VALID) || !fr_chunk_bad(rv->c, p))
 			continue;
@@ -437,6 +464,32 @@ static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 rc[2])
 }
 
 /*
+ * Phase 4's rule for two copies of one key (resolved commit words rc of
+ * the slot whose first chunk is base): the one without N is superseded.
+ * (The pair rule made two with the same N one.)
+ */
+static void recover_superseded(struct recovery *rv, u64 base, u64 *rc)
+{
+	struct fr_cache *c = rv->c;
+	u32 i, j, drop;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		for (j = i + 1; j < c->geo.ways && (rc[i] & FR_TAG_VALID); j++) {
+			if (!(rc[j] & FR_TAG_VALID) ||
+			    fr_commit_key(rc[i]) != fr_commit_key(rc[j]))
+				continue;
+			drop = (rc[i] & FR_TAG_NEW) ? j : i;
+			rc[drop] = 0;
+			rv->rep->superseded_dropped++;
+			if (rv->store) {
+				fr_pm_store8(&c->tags[base + drop].commit, 0);
+				rv->rep->stores++;
+			}
+		}
+	}
+}
+
+/*
  * Phase 4, per slot: drop a copy superseded by a newer one of the same key,
  * clear corrupt tags when repairing, and rebuild the bitmaps.
  */
@@ -444,41 +497,34 @@ static void recover_slots(struct recovery *rv)
 {
 	struct fr_cache *c = rv->c;
 	struct fr_recovery_report *rep = rv->rep;
-	struct fr_tag_read t[2];
-	u64 s, rc[2], nr_valid = 0, nr_dirty = 0;
+	struct fr_tag_read t[FR_MAX_WAYS];
+	const u32 ways = c->geo.ways;
+	u64 s, base, rc[FR_MAX_WAYS], nr_valid = 0, nr_dirty = 0;
 	u32 i;
 
 	batch_init(&rv->batch, c);
 	for (s = 0; s < c->geo.nr_slots; s++) {
+		base = s << c->geo.ways_shift;
 		if (fr_slot_tags_bad(c, to_slot(s))) {
 			/* Nothing known: nothing valid (lost until forgotten). */
-			clear_bit(s * 2, c->valid_bits);
-			clear_bit(s * 2 + 1, c->valid_bits);
-			clear_bit(s * 2, c->dirty_bits);
-			clear_bit(s * 2 + 1, c->dirty_bits);
+			for (i = 0; i < ways; i++) {
+				clear_bit(base + i, c->valid_bits);
+				clear_bit(base + i, c->dirty_bits);
+			}
 			continue;
 		}
 		batch_read_slot(&rv->batch, s, t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < ways; i++) {
 			rc[i] = resolved_commit(rv, &t[i]);
 			if (t[i].problem && rv->mode == FR_RECOVER_REPAIR) {
-				fr_pm_store8(&c->tags[s * 2 + i].commit, 0);
+				fr_pm_store8(&c->tags[base + i].commit, 0);
 				rep->stores++;
 			}
 		}
-		if ((rc[0] & FR_TAG_VALID) && (rc[1] & FR_TAG_VALID) &&
-		    fr_commit_key(rc[0]) == fr_commit_key(rc[1])) {
-			i = (rc[0] & FR_TAG_NEW) ? 1 : 0;
-			rc[i] = 0;
-			rep->superseded_dropped++;
-			if (rv->store) {
-				fr_pm_store8(&c->tags[s * 2 + i].commit, 0);
-				rep->stores++;
-			}
-		}
+		recover_superseded(rv, base, rc);
 		recover_bad_chunks(rv, to_slot(s), rc);
-		for (i = 0; i < 2; i++) {
-			u64 p = s * 2 + i;
+		for (i = 0; i < ways; i++) {
+			u64 p = base + i;
 
 			if (rc[i] & FR_TAG_VALID) {
 				set_bit(p, c->valid_bits);

@@ -61,9 +61,10 @@ int fr_resize_check(const struct fr_cache *c, u64 new_sectors,
 		    struct fr_resize_report *rep, const char **why)
 {
 	const struct fr_geometry *g = &c->geo;
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	u64 s;
-	int i, r;
+	u32 i;
+	int r;
 
 	memset(rep, 0, sizeof(*rep));
 	r = resize_length_ok(g, new_sectors, why);
@@ -73,7 +74,7 @@ int fr_resize_check(const struct fr_cache *c, u64 new_sectors,
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
 		fr_read_slot(c, to_slot(s), t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < g->ways; i++) {
 			if (t[i].unreadable) {
 				rep->unreadable++;
 				continue;

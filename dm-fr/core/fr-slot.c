@@ -37,23 +37,33 @@ enum plan {
 };
 
 /*
- * The free chunk a write into slot s uses: the only one that is not bad, or
- * an invalid one, not pinned if the other is free too. (Pinned and invalid: a
- * copy a write superseded or a discard dropped while writeback reads it.)
+ * The free chunk a write into slot s uses: the first that is neither bad
+ * nor valid and not pinned, else the last that is neither bad nor valid.
+ * (Pinned and invalid: a copy a write superseded or a discard dropped while
+ * writeback reads it.) With none free, the last chunk that is not bad: a
+ * write plans first and never asks then.
  */
 static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 {
-	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1);
+	fr_pchunk_t p, pick = slot_chunk(c, s, c->geo.ways - 1);
+	bool free = false;
+	u32 i;
 
-	if (fr_chunk_bad(c, p0))
-		return p1;
-	if (fr_chunk_bad(c, p1))
-		return p0;
-	if (tag_commit(c, p0) & FR_TAG_VALID)
-		return p1;
-	if (!(tag_commit(c, p1) & FR_TAG_VALID) && fr_chunk_pinned(c, p0))
-		return p1;
-	return p0;
+	for (i = 0; i < c->geo.ways; i++) {
+		p = slot_chunk(c, s, i);
+		if (fr_chunk_bad(c, p))
+			continue;
+		if (tag_commit(c, p) & FR_TAG_VALID) {
+			if (!free)
+				pick = p;
+			continue;
+		}
+		if (!fr_chunk_pinned(c, p))
+			return p;
+		pick = p;
+		free = true;
+	}
+	return pick;
 }
 
 /*
@@ -67,31 +77,42 @@ static bool plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
 	return !c->stage_copies && fr_chunk_pinned(c, p);
 }
 
+/* How many chunks of slot s are not bad; *last is the last of them. */
+static u32 slot_good(const struct fr_cache *c, fr_slot_t s, fr_pchunk_t *last)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
+
+		if (!fr_chunk_bad(c, p)) {
+			*last = p;
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Whether slot s has no PM chunk a write or a fill could use. */
 static bool slot_bypass(const struct fr_cache *c, fr_slot_t s)
 {
-	return fr_slot_tags_bad(c, s) ||
-	       (fr_chunk_bad(c, slot_chunk(s, 0)) &&
-		fr_chunk_bad(c, slot_chunk(s, 1)));
+	fr_pchunk_t u;
+
+	return fr_slot_tags_bad(c, s) || !slot_good(c, s, &u);
 }
 
 /*
- * A slot with a bad chunk has one chunk u it can write, so a write cannot
- * keep the old copy beside the new one: whatever u holds leaves first (a
- * clean copy is on the origin; a dirty one is written back), and the new
- * copy goes into u. After a crash before its commit, u reads as free and
- * the origin as the old data, so the write stays atomic.
+ * A slot whose chunks are bad but one, u, cannot keep the old copy beside
+ * the new one: whatever u holds leaves first (a clean copy is on the
+ * origin; a dirty one is written back), and the new copy goes into u. After
+ * a crash before its commit, u reads as free and the origin as the old
+ * data, so the write stays atomic.
  */
-static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
+static enum plan plan_slot_bad(const struct fr_cache *c, fr_pchunk_t u,
 			       fr_pchunk_t *victim)
 {
-	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1);
-	fr_pchunk_t u = fr_chunk_bad(c, p0) ? p1 : p0;
-	u64 cu;
+	u64 cu = tag_commit(c, u);
 
-	if (slot_bypass(c, s))
-		return PLAN_BYPASS;
-	cu = tag_commit(c, u);
 	*victim = u;
 	if ((cu & FR_TAG_VALID) && (cu & FR_TAG_DIRTY))
 		return PLAN_NEED_CLEAN;
@@ -101,54 +122,107 @@ static enum plan plan_slot_bad(const struct fr_cache *c, fr_slot_t s,
 }
 
 /*
- * Which chunk, if any, must leave key's slot so that key can be written.
- * With a copy of key present, the other chunk must go (case 3-1/3-2).
- * With two foreign chunks (case 3-3), prefer a clean one, then the older.
+ * Whether chunk p (commit cp) makes a better victim than chunk v (commit
+ * cv): clean before dirty, then without N (N: the newest copy written into
+ * the slot), then the older by seq. In a pair, two valid chunks of which
+ * neither is the key's differ in N, so seq is read only in a set.
+ */
+static bool better_victim(const struct fr_cache *c, fr_pchunk_t p, u64 cp,
+			  fr_pchunk_t v, u64 cv)
+{
+	if ((cp & FR_TAG_DIRTY) != (cv & FR_TAG_DIRTY))
+		return !(cp & FR_TAG_DIRTY);
+	if ((cp & FR_TAG_NEW) != (cv & FR_TAG_NEW))
+		return !(cp & FR_TAG_NEW);
+	return tag_seq(c, p) < tag_seq(c, v);
+}
+
+/*
+ * Which chunk, if any, must leave key's slot so that key can be written,
+ * every chunk that is not bad being valid. With two copies of key (only
+ * between a crash and recovery), the one without N goes, even if dirty: the
+ * newer holds its data. Else one that does not hold key (case 3-1/3-2, and
+ * 3-3 with foreign chunks only): better_victim()'s choice.
+ */
+static enum plan plan_victim(const struct fr_cache *c, fr_ochunk_t key,
+			     fr_slot_t s, fr_pchunk_t *victim)
+{
+	fr_pchunk_t p, v = slot_chunk(c, s, 0), old = v;
+	u64 cp, cv = 0;
+	u32 i, copies = 0;
+	bool have = false;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		p = slot_chunk(c, s, i);
+		if (fr_chunk_bad(c, p))
+			continue;
+		cp = tag_commit(c, p);
+		if (commit_holds(cp, key)) {
+			/* The first copy without N, else the last. */
+			if (!copies++ || (tag_commit(c, old) & FR_TAG_NEW))
+				old = p;
+			continue;
+		}
+		if (!have || better_victim(c, p, cp, v, cv)) {
+			v = p;
+			cv = cp;
+			have = true;
+		}
+	}
+	if (copies >= 2) {
+		*victim = old;	/* superseded copy */
+		return FR_STEP(plan_pinned, c, old) ? PLAN_PINNED : PLAN_EVICT;
+	}
+	*victim = v;
+	if (cv & FR_TAG_DIRTY)
+		return PLAN_NEED_CLEAN;
+	return FR_STEP(plan_pinned, c, v) ? PLAN_PINNED : PLAN_EVICT;
+}
+
+/*
+ * Which chunk, if any, must leave key's slot so that key can be written:
+ * none while a chunk is free (the free chunk is where the write goes).
  */
 static enum plan plan_slot(const struct fr_cache *c, fr_ochunk_t key,
 			   fr_slot_t s, fr_pchunk_t *victim)
 {
-	fr_pchunk_t p0 = slot_chunk(s, 0), p1 = slot_chunk(s, 1), v;
-	u64 c0, c1, cv;
+	fr_pchunk_t u;
+	u32 i;
 
 	if (fr_slot_tags_bad(c, s))
 		return PLAN_BYPASS;
-	if (fr_chunk_bad(c, p0) || fr_chunk_bad(c, p1))
-		return plan_slot_bad(c, s, victim);
-	c0 = tag_commit(c, p0);
-	c1 = tag_commit(c, p1);
-	if (!(c0 & FR_TAG_VALID) || !(c1 & FR_TAG_VALID)) {
-		*victim = free_chunk(c, s);
-		return FR_STEP(plan_pinned, c, *victim) ? PLAN_PINNED :
-							   PLAN_ROOM;
+	switch (slot_good(c, s, &u)) {
+	case 0:
+		return PLAN_BYPASS;
+	case 1:
+		return plan_slot_bad(c, u, victim);
 	}
-	if (commit_holds(c0, key) && commit_holds(c1, key))
-		v = (c0 & FR_TAG_NEW) ? p1 : p0;	/* superseded copy */
-	else if (commit_holds(c0, key))
-		v = p1;
-	else if (commit_holds(c1, key))
-		v = p0;
-	else if ((c0 & FR_TAG_DIRTY) != (c1 & FR_TAG_DIRTY))
-		v = (c0 & FR_TAG_DIRTY) ? p1 : p0;
-	else
-		v = (c0 & FR_TAG_NEW) ? p1 : p0;
-	*victim = v;
-	cv = tag_commit(c, v);
-	if ((cv & FR_TAG_DIRTY) && !(commit_holds(c0, key) &&
-				     commit_holds(c1, key)))
-		return PLAN_NEED_CLEAN;
-	return FR_STEP(plan_pinned, c, v) ? PLAN_PINNED : PLAN_EVICT;
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
+
+		if (!fr_chunk_bad(c, p) && !(tag_commit(c, p) & FR_TAG_VALID)) {
+			*victim = free_chunk(c, s);
+			return FR_STEP(plan_pinned, c, *victim) ?
+			       PLAN_PINNED : PLAN_ROOM;
+		}
+	}
+	return plan_victim(c, key, s, victim);
 }
 
 /* The chunk of slot s holding key with sequence seq (the new copy). */
 static fr_pchunk_t chunk_with_seq(const struct fr_cache *c, fr_slot_t s,
 				  fr_ochunk_t key, u64 seq)
 {
-	fr_pchunk_t p0 = slot_chunk(s, 0);
+	fr_pchunk_t p;
+	u32 i;
 
-	if (commit_holds(tag_commit(c, p0), key) && tag_seq(c, p0) == seq)
-		return p0;
-	return slot_chunk(s, 1);
+	for (i = 0; i < c->geo.ways - 1; i++) {
+		p = slot_chunk(c, s, i);
+		if (commit_holds(tag_commit(c, p), key) &&
+		    tag_seq(c, p) == seq)
+			return p;
+	}
+	return slot_chunk(c, s, c->geo.ways - 1);
 }
 
 /* Copy the sectors in mask from one PM chunk to another, MC-safely. */
@@ -237,8 +311,8 @@ static bool write_unreadable(const struct write_op *w, u64 k)
 		return false;
 	write_span(w, k, &off, &cnt);
 	mask = sector_mask(off, cnt);
-	for (i = 0; i < 2; i++) {
-		fr_pchunk_t p = slot_chunk(s, i);
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (fr_chunk_bad(c, p) &&
 		    commit_holds(tag_commit(c, p), to_ochunk(k)) &&
@@ -308,27 +382,62 @@ static void write_evict(struct write_op *w)
 }
 
 /*
- * Step 1 for chunk k, into its slot's free chunk f: N off the other chunk;
- * the old copy's sectors that the write does not cover, the payload, and
- * f's seq and sector words.
+ * Clear N on the chunks of slot s but f: f's copy will be the slot's
+ * newest. (One store: at most one chunk of a slot has N.)
+ */
+static void drop_new_flags(struct fr_cache *c, fr_slot_t s, fr_pchunk_t f)
+{
+	u32 i;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
+
+		if (from_pchunk(p) != from_pchunk(f))
+			FR_STEP(drop_new_flag, c, p);
+	}
+}
+
+/* The chunk of slot s but f that holds key, if one does (else false). */
+static bool other_copy(const struct fr_cache *c, fr_slot_t s, fr_pchunk_t f,
+		       fr_ochunk_t key, fr_pchunk_t *o)
+{
+	u32 i;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
+
+		if (from_pchunk(p) != from_pchunk(f) &&
+		    commit_holds(tag_commit(c, p), key)) {
+			*o = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Step 1 for chunk k, into its slot's free chunk f: N off the slot's other
+ * chunks; the old copy's sectors that the write does not cover, the
+ * payload, and f's seq and sector words.
  */
 static int prepare_chunk(struct write_op *w, u64 k, fr_pchunk_t f)
 {
 	struct fr_cache *c = w->c;
-	fr_pchunk_t o = buddy(f);
+	fr_slot_t s = write_slot(w, k);
 	u8 *dst = fr_chunk_data(c, f);
 	u64 held = 0, mask;
+	fr_pchunk_t o = f;
 	u32 off, cnt;
 	int r;
 
 	write_span(w, k, &off, &cnt);
 	mask = FR_STEP(sector_mask, off, cnt);
-	if (commit_holds(tag_commit(c, o), to_ochunk(k))) {
+	if (other_copy(c, s, f, to_ochunk(k), &o)) {
 		held = tag_sectors(c, o);
 		w->res->hits++;
 		w->superseded = true;
 	}
-	FR_STEP(drop_new_flag, c, o);
+	drop_new_flags(c, s, f);
 	if (held & ~mask) {
 		r = copy_sectors(dst, fr_chunk_data(c, o), held & ~mask);
 		if (r)
@@ -391,14 +500,13 @@ static void write_complete(struct write_op *w)
 /* Step 4: drop the superseded copies. */
 static void write_drop_old(struct write_op *w)
 {
+	fr_pchunk_t o;
 	u64 k;
 
-	for (k = w->first; k <= w->last; k++) {
-		fr_pchunk_t o = buddy(written_chunk(w, k));
-
-		if (commit_holds(tag_commit(w->c, o), to_ochunk(k)))
+	for (k = w->first; k <= w->last; k++)
+		if (other_copy(w->c, write_slot(w, k), written_chunk(w, k),
+			       to_ochunk(k), &o))
 			set_commit(w->c, o, 0);
-	}
 	fr_pm_fence();
 }
 
@@ -450,14 +558,14 @@ static bool lookup_in_slot(const struct fr_cache *c, fr_ochunk_t key,
 		if (!fr_slot_lost(c, s))
 			return false;
 		/* It may hold any of the chunk's sectors: all unreadable. */
-		hit->pchunk = slot_chunk(s, 0);
+		hit->pchunk = slot_chunk(c, s, 0);
 		hit->sectors = fr_chunk_mask(&c->geo, key);
 		hit->data = NULL;
 		hit->unreadable = true;
 		return true;
 	}
-	for (i = 0; i < 2; i++) {
-		fr_pchunk_t p = slot_chunk(s, i);
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (commit_holds(tag_commit(c, p), key)) {
 			hit->pchunk = p;
@@ -518,7 +626,7 @@ int fr_fill(struct fr_cache *c, fr_ochunk_t key, fr_payload_fn payload,
 		break;
 	}
 	f = free_chunk(c, s);
-	FR_STEP(drop_new_flag, c, buddy(f));
+	drop_new_flags(c, s, f);
 	mask = fr_chunk_mask(g, key);
 	seq = (u64)atomic64_inc_return(&c->next_seq);
 	payload(arg, fr_chunk_data(c, f), hweight64(mask));
@@ -591,8 +699,8 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 	     s < g->nr_slots; s++) {
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
-		for (i = 0; i < 2; i++) {
-			fr_pchunk_t p = slot_chunk(to_slot(s), i);
+		for (i = 0; i < c->geo.ways; i++) {
+			fr_pchunk_t p = slot_chunk(c, to_slot(s), i);
 			u64 commit = tag_commit(c, p);
 
 			if ((commit & FR_TAG_VALID) &&
@@ -624,8 +732,8 @@ u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 
 		if (fr_slot_tags_bad(c, s))
 			continue;
-		for (i = 0; i < 2; i++) {
-			fr_pchunk_t p = slot_chunk(s, i);
+		for (i = 0; i < c->geo.ways; i++) {
+			fr_pchunk_t p = slot_chunk(c, s, i);
 			u64 commit = tag_commit(c, p);
 
 			if (commit_holds(commit, key) &&
@@ -655,8 +763,8 @@ u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)
 		}
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
-		for (i = 0; i < 2; i++) {
-			fr_pchunk_t p = slot_chunk(to_slot(s), i);
+		for (i = 0; i < c->geo.ways; i++) {
+			fr_pchunk_t p = slot_chunk(c, to_slot(s), i);
 
 			if (fr_chunk_bad(c, p) &&
 			    (tag_commit(c, p) & FR_TAG_VALID)) {

@@ -71,15 +71,17 @@ static inline void set_commit(struct fr_cache *c, fr_pchunk_t p, u64 commit)
 			(commit & FR_TAG_VALID) && (commit & FR_TAG_DIRTY));
 }
 
-static inline fr_pchunk_t slot_chunk(fr_slot_t s, unsigned int i)
+static inline fr_pchunk_t slot_chunk(const struct fr_cache *c, fr_slot_t s,
+				     u32 i)
 {
-	return to_pchunk(from_slot(s) * 2 + i);
+	return fr_slot_chunk(&c->geo, s, i);
 }
 
-static inline fr_pchunk_t buddy(fr_pchunk_t p)
+static inline fr_slot_t slot_of(const struct fr_cache *c, fr_pchunk_t p)
 {
-	return to_pchunk(from_pchunk(p) ^ 1);
+	return fr_slot_of_pchunk(&c->geo, p);
 }
+
 
 /* Next run of set bits in mask at or after bit *pos: [*pos, end). */
 static inline bool next_run(u64 mask, u32 *pos, u32 *end)

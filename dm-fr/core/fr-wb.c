@@ -13,24 +13,49 @@
 #include "fr-tags.h"
 
 /*
- * Whether the batch (n chunks staged in snaps) holds the other copy of the
- * key that chunk p holds (its commit word). Both copies of a key share a
- * slot, so only p's buddy can hold it, and the batch's ascending scan staged
- * the buddy either just before p (snaps[n - 1]) or, when it started at the
- * buddy and wrapped round to p, first (snaps[0]).
+ * The snap of chunk q of slot s that the batch (n chunks staged in snaps)
+ * holds, or NULL. The batch's ascending scan staged the other chunks of a
+ * slot either just before (the last snaps) or, when it started inside the
+ * slot and wrapped round, first (the first snaps).
  */
-static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
-			 fr_pchunk_t p, u64 commit)
+static const struct fr_wb_snap *staged(const struct fr_cache *c,
+				       const struct fr_wb_snap *snaps, u32 n,
+				       fr_slot_t s, fr_pchunk_t q)
 {
-	fr_pchunk_t b = buddy(p);
-	u64 key = fr_commit_key(commit);
+	u32 i;
 
-	if (!n)
-		return false;
-	return (from_pchunk(snaps[n - 1].pchunk) == from_pchunk(b) &&
-		fr_commit_key(snaps[n - 1].commit) == key) ||
-	       (from_pchunk(snaps[0].pchunk) == from_pchunk(b) &&
-		fr_commit_key(snaps[0].commit) == key);
+	for (i = n; i-- > 0 && slot_of(c, snaps[i].pchunk) == s;)
+		if (from_pchunk(snaps[i].pchunk) == from_pchunk(q))
+			return &snaps[i];
+	for (i = 0; i < n && slot_of(c, snaps[i].pchunk) == s; i++)
+		if (from_pchunk(snaps[i].pchunk) == from_pchunk(q))
+			return &snaps[i];
+	return NULL;
+}
+
+/*
+ * Whether the batch holds another copy of the key that chunk p holds (its
+ * commit word). Both copies of a key share a slot.
+ */
+static bool staged_copy(const struct fr_cache *c,
+			const struct fr_wb_snap *snaps, u32 n, fr_pchunk_t p,
+			u64 commit)
+{
+	fr_slot_t s = slot_of(c, p);
+	const struct fr_wb_snap *snap;
+	u32 i;
+
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t q = slot_chunk(c, s, i);
+
+		if (from_pchunk(q) == from_pchunk(p))
+			continue;
+		snap = staged(c, snaps, n, s, q);
+		if (snap && fr_commit_key(snap->commit) ==
+			    fr_commit_key(commit))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -39,25 +64,29 @@ static bool staged_buddy(const struct fr_wb_snap *snaps, u32 n,
  * from its stage until the batch ends: no write or fill stores into it
  * (plan_pinned()). Two origin writes of one slot's data must never be in
  * flight at once (they land in any order), so a chunk is not pinned while
- * another stage has a chunk of its slot pinned. The batch's own pin on the
- * buddy is no other's: its ascending scan staged the buddy just before p
- * (snaps[n - 1]), or first when it wrapped round (snaps[0]). Without
- * c->pinned (a caller with no concurrent writers) nothing is pinned.
- * Called under p's slot lock.
+ * another stage has a chunk of its slot pinned. The batch's own pins on
+ * the slot's other chunks are no other's (staged()). Without c->pinned (a
+ * caller with no concurrent writers) nothing is pinned. Called under p's
+ * slot lock.
  */
 static bool pin_chunk(struct fr_cache *c, fr_pchunk_t p,
 		      const struct fr_wb_snap *snaps, u32 n)
 {
-	u64 b = from_pchunk(buddy(p));
+	fr_slot_t s = slot_of(c, p);
+	u32 i;
 
 	if (!c->pinned)
 		return true;
 	if (test_bit(from_pchunk(p), c->pinned))
 		return false;
-	if (test_bit(b, c->pinned) &&
-	    !(n && (from_pchunk(snaps[n - 1].pchunk) == b ||
-		    from_pchunk(snaps[0].pchunk) == b)))
-		return false;
+	for (i = 0; i < c->geo.ways; i++) {
+		fr_pchunk_t q = slot_chunk(c, s, i);
+
+		if (from_pchunk(q) != from_pchunk(p) &&
+		    test_bit(from_pchunk(q), c->pinned) &&
+		    !staged(c, snaps, n, s, q))
+			return false;
+	}
 	set_bit(from_pchunk(p), c->pinned);
 	return true;
 }
@@ -76,7 +105,7 @@ static void unpin_batch(struct fr_cache *c, const struct fr_wb_snap *snaps,
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
+		fr_slot_t slot = slot_of(c, snaps[i].pchunk);
 
 		ops->lock(ctx, slot);
 		unpin_chunk(c, snaps[i].pchunk);
@@ -111,12 +140,12 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		return STAGE_CLEAN;
 	/*
 	 * A write moved the key into p after the batch staged the older copy
-	 * in p's buddy. Both versions would go to the same origin sectors in
+	 * in another chunk of p's slot. Both versions would go to the same origin sectors in
 	 * one submit, and overlapping writes in flight land in any order: the
 	 * older could win while p, unchanged, is cleaned. The next batch,
 	 * which starts at p, writes p after this one is on the origin.
 	 */
-	if (FR_STEP(staged_buddy, snaps, n, p, commit))
+	if (FR_STEP(staged_copy, c, snaps, n, p, commit))
 		return STAGE_ENDS_BATCH;
 	if (fr_chunk_bad(c, p)) {
 		/* Known unreadable: not even tried. It stays dirty. */
@@ -171,7 +200,7 @@ static int wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps, u32 n,
 	u32 i;
 
 	for (i = 0; i < n; i++) {
-		fr_slot_t slot = fr_slot_of_pchunk(snaps[i].pchunk);
+		fr_slot_t slot = slot_of(c, snaps[i].pchunk);
 
 		ops->lock(ctx, slot);
 		cleaned += FR_STEP(clear_dirty, c, &snaps[i]);
@@ -212,24 +241,32 @@ static bool batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
 }
 
 /*
- * The first chunk from pos on whose slot has both chunks dirty. A slot's
- * chunks are two adjacent bits of one word (BITS_PER_LONG is even), so a
- * word's both-dirty slots are w & (w >> 1) on its even bits.
+ * The first chunk from pos on whose slot has every chunk dirty. A slot's
+ * chunks are ways adjacent bits of one word (ways divides BITS_PER_LONG),
+ * so a word's full slots are the AND of its bits shifted down by 0 ..
+ * ways - 1, on the bits that start a slot; spread back over the slot.
  */
-static u64 find_next_both_dirty(const struct fr_cache *c, u64 pos)
+static u64 find_next_full(const struct fr_cache *c, u64 pos)
 {
-	const unsigned long even = ~0UL / 3;	/* 0x5555... */
+	const u32 ways = c->geo.ways;
+	unsigned long starts = ~0UL / ((1UL << ways) - 1);	/* 0x55.. */
 	u64 nr = c->geo.nr_chunks;
+	u32 sh;
 
 	while (pos < nr) {
 		u64 base = pos & ~(u64)(BITS_PER_LONG - 1);
-		unsigned long w, both;
+		unsigned long w, full;
 
 		w = READ_ONCE(c->dirty_bits[base / BITS_PER_LONG]);
-		both = w & (w >> 1) & even;
-		both = (both | both << 1) & (~0UL << (pos - base));
-		if (both)
-			return min_t(u64, nr, base + __ffs(both));
+		full = w;
+		for (sh = 1; sh < ways; sh <<= 1)
+			full &= full >> sh;
+		full &= starts;
+		for (sh = 1; sh < ways; sh <<= 1)
+			full |= full << sh;
+		full &= ~0UL << (pos - base);
+		if (full)
+			return min_t(u64, nr, base + __ffs(full));
 		pos = base + BITS_PER_LONG;
 	}
 	return nr;
@@ -272,7 +309,7 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		enum stage_result res;
 		fr_slot_t slot;
 
-		pos = scan == FR_WB_BOTH_DIRTY ? find_next_both_dirty(c, pos) :
+		pos = scan == FR_WB_BOTH_DIRTY ? find_next_full(c, pos) :
 		      find_next_bit(c->dirty_bits, end, pos);
 		if (pos >= end) {
 			if (wrapped || !start || !wrap)
@@ -283,7 +320,7 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		}
 		if (wrapped && pos >= start)
 			break;
-		slot = fr_slot_of_pchunk(to_pchunk(pos));
+		slot = slot_of(c, to_pchunk(pos));
 		ops->lock(ctx, slot);
 		res = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops,
 			      ctx, &error);
@@ -311,7 +348,7 @@ int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 		       struct fr_wb_snap *snap, const struct fr_wb_ops *ops,
 		       void *ctx)
 {
-	fr_slot_t slot = fr_slot_of_pchunk(p);
+	fr_slot_t slot = slot_of(c, p);
 	enum stage_result res;
 	int error = 0;
 

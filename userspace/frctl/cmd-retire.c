@@ -44,7 +44,7 @@ static int cmp_u64(const void *a, const void *b)
 /* Read the dirty keys of the PM at path (busy: a live device has it). */
 static int lost_read(const char *path, bool busy, struct lost *ls)
 {
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	struct fr_image im;
 	struct fr_meta m;
 	u64 s, i, j;
@@ -64,7 +64,7 @@ static int lost_read(const char *path, bool busy, struct lost *ls)
 	uuid_hex(m.cache.sb->uuid, ls->hex);
 	for (s = 0; s < m.cache.geo.nr_slots; s++) {
 		fr_read_slot(&m.cache, to_slot(s), t);
-		for (k = 0; k < 2; k++) {
+		for (k = 0; k < (int)m.cache.geo.ways; k++) {
 			if (t[k].unreadable) {
 				ls->unreadable_tags++;
 				continue;

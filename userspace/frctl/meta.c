@@ -107,14 +107,14 @@ bool report_pending(const struct fr_recovery_report *rep)
 void meta_count_tags(struct fr_meta *m, struct tag_counts *tc)
 {
 	const struct fr_geometry *g = &m->cache.geo;
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	u64 s;
-	int i;
+	u32 i;
 
 	memset(tc, 0, sizeof(*tc));
 	for (s = 0; s < g->nr_slots; s++) {
 		fr_read_slot(&m->cache, to_slot(s), t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < g->ways; i++) {
 			u64 c = t[i].commit;
 
 			if (t[i].unreadable) {
@@ -317,17 +317,17 @@ struct json_object *meta_tags_json(struct fr_meta *m)
 {
 	const struct fr_geometry *g = &m->cache.geo;
 	struct json_object *a = json_object_new_array();
-	struct fr_tag_read t[2];
+	struct fr_tag_read t[FR_MAX_WAYS];
 	char buf[32];
 	u64 s;
-	int i;
+	u32 i;
 
 	for (s = 0; s < g->nr_slots; s++) {
 		fr_read_slot(&m->cache, to_slot(s), t);
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < g->ways; i++) {
 			struct json_object *o;
 			const char *why = t[i].problem;
-			u64 p = 2 * s + (u64)i;
+			u64 p = from_pchunk(fr_slot_chunk(g, to_slot(s), i));
 
 			if (!t[i].unreadable && !(t[i].commit & FR_TAG_VALID))
 				continue;

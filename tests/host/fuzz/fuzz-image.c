@@ -41,7 +41,8 @@ static void check_lookups(const struct fr_cache *c)
 		if (!(cw & FR_TAG_VALID) ||
 		    !fr_lookup(c, to_ochunk(fr_commit_key(cw)), &hit))
 			fail("a valid chunk is not found by fr_lookup");
-		if (fr_slot_of_pchunk(hit.pchunk) != fr_slot_of_pchunk(to_pchunk(p)))
+		if (fr_slot_of_pchunk(&c->geo, hit.pchunk) !=
+		    fr_slot_of_pchunk(&c->geo, to_pchunk(p)))
 			fail("lookup outside the chunk's slot");
 	}
 }

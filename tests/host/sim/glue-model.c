@@ -562,7 +562,8 @@ static int victim_writeback(fr_pchunk_t victim, const struct op *vinj)
 static int victim_range(fr_pchunk_t victim, u64 last, const struct op *vinj)
 {
 	fr_pchunk_t first;
-	u32 nr = fr_victim_range(victim, to_slot(last), VICTIM_CHUNKS, &first);
+	u32 nr = fr_victim_range(&S.c.geo, victim, to_slot(last),
+				 VICTIM_CHUNKS, &first);
 	int r;
 
 	wb_victim.inj = vinj;

@@ -23,8 +23,9 @@ static void mut_write_commit(struct write_op *w);
 static void mut_write_complete(struct write_op *w);
 static void mut_write_drop_old(struct write_op *w);
 static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
-static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
-			     fr_pchunk_t p, u64 commit);
+static bool mut_staged_copy(const struct fr_cache *c,
+			    const struct fr_wb_snap *snaps, u32 n,
+			    fr_pchunk_t p, u64 commit);
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
 static bool mut_pin_chunk(struct fr_cache *c, fr_pchunk_t p,
 			  const struct fr_wb_snap *snaps, u32 n);
@@ -46,7 +47,7 @@ static void mut_recover_judge_groups(struct recovery *rv);
 static void mut_recover_settle_groups(struct recovery *rv);
 static void mut_recover_slots(struct recovery *rv);
 struct fr_tag_read;
-static bool mut_slot_needs_resolving(const struct fr_tag_read t[2]);
+static bool mut_slot_needs_resolving(const struct fr_tag_read *t, u32 ways);
 static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
 			   u64 sector, u64 end);
 static int mut_batch_failed(struct fr_cache *c,
@@ -176,10 +177,10 @@ static void mut_write_commit(struct write_op *w)
 		return;
 	}
 	for (k = w->first; k <= w->last; k++) {
-		fr_pchunk_t f = free_chunk(w->c, write_slot(w, k));
+		fr_pchunk_t f = free_chunk(w->c, write_slot(w, k)), o;
 
-		if (commit_holds(tag_commit(w->c, buddy(f)), to_ochunk(k)))
-			set_commit(w->c, buddy(f), 0);
+		if (other_copy(w->c, write_slot(w, k), f, to_ochunk(k), &o))
+			set_commit(w->c, o, 0);
 		set_commit(w->c, f, fr_commit_word(k, w->flags));
 	}
 	fr_pm_fence();
@@ -289,13 +290,14 @@ static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 
 /*
  * STAGE_BOTH_COPIES: a batch that staged a key's old copy goes on to stage
- * the new one a write put in the buddy, so both versions go to the origin
- * in one submit.
+ * the new one a write put in another chunk of the slot, so both versions go
+ * to the origin in one submit.
  */
-static bool mut_staged_buddy(const struct fr_wb_snap *snaps, u32 n,
-			     fr_pchunk_t p, u64 commit)
+static bool mut_staged_copy(const struct fr_cache *c,
+			    const struct fr_wb_snap *snaps, u32 n,
+			    fr_pchunk_t p, u64 commit)
 {
-	return !MUT(STAGE_BOTH_COPIES) && staged_buddy(snaps, n, p, commit);
+	return !MUT(STAGE_BOTH_COPIES) && staged_copy(c, snaps, n, p, commit);
 }
 
 /*
@@ -410,16 +412,20 @@ static void mut_recover_slots(struct recovery *rv)
 
 /*
  * SCAN_ONLY_PAIRS: recovery's scan decides a slot needs nothing more when
- * its two tags hold one key (a crash before step 4 dropped the old copy):
- * phase 4 is skipped, both copies stay and the bitmaps show both.
+ * two of its tags hold one key (a crash before step 4 dropped the old
+ * copy): phase 4 is skipped, both copies stay and the bitmaps show both.
  */
-static bool mut_slot_needs_resolving(const struct fr_tag_read t[2])
+static bool mut_slot_needs_resolving(const struct fr_tag_read *t, u32 ways)
 {
-	if (MUT(SCAN_ONLY_PAIRS))
-		return t[0].problem || t[1].problem ||
-		       (t[0].valid && (t[0].commit & FR_TAG_INCOMPLETE)) ||
-		       (t[1].valid && (t[1].commit & FR_TAG_INCOMPLETE));
-	return slot_needs_resolving(t);
+	u32 i;
+
+	if (!MUT(SCAN_ONLY_PAIRS))
+		return slot_needs_resolving(t, ways);
+	for (i = 0; i < ways; i++)
+		if (t[i].problem ||
+		    (t[i].valid && (t[i].commit & FR_TAG_INCOMPLETE)))
+			return true;
+	return false;
 }
 
 /*
