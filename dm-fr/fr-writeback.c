@@ -210,8 +210,8 @@ int fr_writeback_from(struct dm_fr *fr, fr_pchunk_t victim, fr_slot_t last)
 	u32 nr;
 	int r;
 
-	nr = fr_victim_range(&fr->cache.geo, victim, last, fr->wb.victim_stages->max_chunks,
-			     &first);
+	nr = fr_victim_range(&fr->cache.geo, victim, last,
+			     fr->wb.victim_stages->max_chunks, &first);
 	down_read(&fr->wb.victim_lock);
 	vs = victim_stage_get(fr);
 	if (!vs) {

@@ -521,7 +521,7 @@ static void recover_slots(struct recovery *rv)
 				rep->stores++;
 			}
 		}
-		recover_superseded(rv, base, rc);
+		FR_STEP(recover_superseded, rv, base, rc);
 		recover_bad_chunks(rv, to_slot(s), rc);
 		for (i = 0; i < ways; i++) {
 			u64 p = base + i;

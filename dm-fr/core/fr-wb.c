@@ -140,10 +140,11 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 		return STAGE_CLEAN;
 	/*
 	 * A write moved the key into p after the batch staged the older copy
-	 * in another chunk of p's slot. Both versions would go to the same origin sectors in
-	 * one submit, and overlapping writes in flight land in any order: the
-	 * older could win while p, unchanged, is cleaned. The next batch,
-	 * which starts at p, writes p after this one is on the origin.
+	 * in another chunk of p's slot. Both versions would go to the same
+	 * origin sectors in one submit, and overlapping writes in flight land
+	 * in any order: the older could win while p, unchanged, is cleaned.
+	 * The next batch, which starts at p, writes p after this one is on
+	 * the origin.
 	 */
 	if (FR_STEP(staged_copy, c, snaps, n, p, commit))
 		return STAGE_ENDS_BATCH;

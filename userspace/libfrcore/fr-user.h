@@ -16,6 +16,12 @@
 #define FR_TYPES_H
 #define FR_PM_H
 
+/*
+ * Userspace reads sets (FR_INCOMPAT_SETS) already; the kernel module does
+ * not until its glue handles them (docs/design.md, "Sets of 8").
+ */
+#define FR_SETS
+
 /* This file comes before any system header: the programs' feature macro. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE

@@ -378,7 +378,7 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 {
 	const struct fr_geometry *g = &cc->geo;
 	struct readtally t = { 0, 0 };
-	u64 p, k, nv = 0, nd = 0;
+	u64 p, o, k, nv = 0, nd = 0;
 	u32 i, n;
 
 	for (p = 0; p < g->nr_chunks; p++) {
@@ -396,13 +396,13 @@ void check_cache(struct fr_cache *cc, bool all_keys)
 		if (cw & FR_TAG_INCOMPLETE)
 			violation("tag %llu still INCOMPLETE after recovery (%#llx)",
 				  (unsigned long long)p, (unsigned long long)cw);
-		if ((p & 1)) {
-			u64 ow = le64_to_cpu(cc->tags[p ^ 1].commit);
+		for (o = p & ~(u64)(g->ways - 1); o < p; o++) {
+			u64 ow = le64_to_cpu(cc->tags[o].commit);
 
 			if ((ow & FR_TAG_VALID) &&
 			    fr_commit_key(ow) == fr_commit_key(cw))
 				violation("slot %llu holds key %llu twice",
-					  (unsigned long long)(p / 2),
+					  (unsigned long long)(p >> g->ways_shift),
 					  (unsigned long long)fr_commit_key(cw));
 		}
 		/* Invariant 5: clean means the origin media holds it. */

@@ -105,6 +105,8 @@ static const char *const mut_names[FR_MUT_COUNT] = {
 	[FR_MUT_AROUND_KEEPS_COPY] = "AROUND_KEEPS_COPY",
 	[FR_MUT_AROUND_NO_PIN] = "AROUND_NO_PIN",
 	[FR_MUT_AROUND_UNPIN_RACES] = "AROUND_UNPIN_RACES",
+	[FR_MUT_STAGED_BUDDY_ONLY] = "STAGED_BUDDY_ONLY",
+	[FR_MUT_SUPERSEDED_ADJACENT] = "SUPERSEDED_ADJACENT",
 };
 
 static void usage(void)
@@ -373,7 +375,8 @@ int main(int argc, char **argv)
 		if (cfg_seen[i].used)
 			printf("geometry %-18s %2u-sector chunks, %2u slots, regions of %u: %8llu crash states, next_seq %#llx..%#llx\n",
 			       cfgs[i].name, cfgs[i].chunk_sectors,
-			       cfgs[i].chunks / 2, cfgs[i].region,
+			       cfgs[i].chunks / (cfgs[i].ways ? cfgs[i].ways : 2),
+			       cfgs[i].region,
 			       (unsigned long long)cfg_seen[i].states,
 			       (unsigned long long)cfg_seen[i].seq_lo,
 			       (unsigned long long)cfg_seen[i].seq_hi);

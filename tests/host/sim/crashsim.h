@@ -106,6 +106,7 @@ struct cfg {
 	 * of origin_sectors, and OP_RESIZE moves between the two lengths.
 	 */
 	u64 format_sectors;
+	u32 ways;		/* chunks a slot; 0: a pair */
 };
 
 /* Everything an exhaustive search restores between branches. */
@@ -243,7 +244,7 @@ struct sim {
 extern struct sim S;
 
 /* The geometries (workloads.c) and what each saw. */
-#define MAX_CFGS 12
+#define MAX_CFGS 16
 struct cfg_stats {
 	u64 states, seq_lo, seq_hi;
 	bool used;

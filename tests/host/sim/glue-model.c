@@ -101,11 +101,11 @@ static void check_pin_locks(void)
 
 		if (now == test_bit(p, S.pins_seen))
 			continue;
-		if (!S.locked[p / 2])
+		if (!S.locked[p >> S.c.geo.ways_shift])
 			violation("chunk %llu %s without the lock of slot %llu",
 				  (unsigned long long)p,
 				  now ? "pinned" : "unpinned",
-				  (unsigned long long)(p / 2));
+				  (unsigned long long)(p >> S.c.geo.ways_shift));
 		if (now)
 			set_bit(p, S.pins_seen);
 		else
@@ -171,11 +171,11 @@ static void live_store_hook(struct simpm *pm, u64 off, size_t len, void *arg)
 		last = (off + len - 1 - g->data_offset) / cb;
 	}
 	for (p = first; p <= last && p < g->nr_chunks; p++) {
-		if (!S.locked[p / 2]) {
+		if (!S.locked[p >> g->ways_shift]) {
 			violation("PM store to %s of chunk %llu without the lock of slot %llu",
 				  off < g->data_offset ? "the tag" : "the data",
 				  (unsigned long long)p,
-				  (unsigned long long)(p / 2));
+				  (unsigned long long)(p >> g->ways_shift));
 			return;
 		}
 	}
@@ -248,9 +248,34 @@ static bool around_pinned(u64 p)
 	if (!in_around)
 		return false;
 	for (k = around_first; k <= around_last; k++)
-		if (from_slot(fr_slot_of(&S.c.geo, to_ochunk(k))) == p / 2)
+		if (from_slot(fr_slot_of(&S.c.geo, to_ochunk(k))) ==
+		    p >> S.c.geo.ways_shift)
 			return true;
 	return false;
+}
+
+/* Whether chunk p is the one chunk of its slot that is not bad. */
+static bool only_good(u64 p)
+{
+	u64 base = p & ~(u64)(S.c.geo.ways - 1), q;
+
+	if (test_bit(p, S.bad))
+		return false;
+	for (q = base; q < base + S.c.geo.ways; q++)
+		if (q != p && !test_bit(q, S.bad))
+			return false;
+	return true;
+}
+
+/* The last chunk of slot s that is not bad (its first if all are). */
+static u64 slot_good_chunk(fr_slot_t s)
+{
+	u64 base = from_slot(s) << S.c.geo.ways_shift, p, good = base;
+
+	for (p = base; p < base + S.c.geo.ways; p++)
+		if (!test_bit(p, S.bad))
+			good = p;
+	return good;
 }
 
 static void check_bad_slot_pins(void)
@@ -261,9 +286,9 @@ static void check_bad_slot_pins(void)
 		return;
 	/* (A write around PM pins its slots whole, clean or not.) */
 	for (p = 0; p < S.c.geo.nr_chunks; p++)
-		if (test_bit(p ^ 1, S.bad) && test_bit(p, S.c.pinned) &&
+		if (only_good(p) && test_bit(p, S.c.pinned) &&
 		    !test_bit(p, S.c.dirty_bits) && !around_pinned(p))
-			violation("chunk %llu, the usable one of a slot with a bad chunk, is pinned but not dirty",
+			violation("chunk %llu, the usable one of a slot with bad chunks, is pinned but not dirty",
 				  (unsigned long long)p);
 }
 
@@ -493,26 +518,38 @@ static void classify_write(u64 sector, u32 nr)
 	if ((sector | nr) & (g->chunk_sectors - 1))
 		S.fig3[F_PARTIAL]++;
 	for (k = first; k <= last; k++) {
-		u64 s = from_slot(fr_slot_of(g, to_ochunk(k)));
-		u64 c0 = le64_to_cpu(S.c.tags[2 * s].commit);
-		u64 c1 = le64_to_cpu(S.c.tags[2 * s + 1].commit);
-		bool v0 = c0 & FR_TAG_VALID, v1 = c1 & FR_TAG_VALID;
-		bool h0 = v0 && fr_commit_key(c0) == k, h1 = v1 && fr_commit_key(c1) == k;
+		u64 base = from_slot(fr_slot_of(g, to_ochunk(k))) << g->ways_shift;
+		u32 i, nv = 0, others_dirty = 0;
+		u64 mine = 0;
+		bool held = false;
 
-		if (!v0 && !v1) {
+		/* In a set, "the other chunk" is every other chunk. */
+		for (i = 0; i < g->ways; i++) {
+			u64 cw = le64_to_cpu(S.c.tags[base + i].commit);
+
+			if (!(cw & FR_TAG_VALID))
+				continue;
+			nv++;
+			if (fr_commit_key(cw) == k && !held) {
+				held = true;
+				mine = cw;
+			} else if (cw & FR_TAG_DIRTY) {
+				others_dirty++;
+			}
+		}
+		if (!nv) {
 			S.fig3[F_1]++;
-		} else if (!v0 || !v1) {
-			S.fig3[(h0 || h1) ? F_2_1 : F_2_2]++;
-		} else if (h0 || h1) {
-			u64 mine = h0 ? c0 : c1, other = h0 ? c1 : c0;
-			bool dirty = other & FR_TAG_DIRTY;
+		} else if (nv < g->ways) {
+			S.fig3[held ? F_2_1 : F_2_2]++;
+		} else if (held) {
+			bool dirty = others_dirty == g->ways - 1;
 
 			if (mine & FR_TAG_NEW)
 				S.fig3[dirty ? F_3_2_DIRTY : F_3_2_CLEAN]++;
 			else
 				S.fig3[dirty ? F_3_1_DIRTY : F_3_1_CLEAN]++;
 		} else {
-			bool dirty = (c0 & FR_TAG_DIRTY) && (c1 & FR_TAG_DIRTY);
+			bool dirty = others_dirty == g->ways;
 
 			S.fig3[dirty ? F_3_3_DIRTY : F_3_3_CLEAN]++;
 		}
@@ -775,12 +812,12 @@ static void exec_write(u64 sector, u32 nr, const struct op *vinj,
 		} else if (out == FR_WRITE_NEED_CLEAN || out == FR_WRITE_PINNED) {
 			S.ops[id].status = ST_LOST;	/* not attempted */
 		} else if (out == FR_WRITE_DONE && S.pm.poison_hits == hits &&
-			   S.bad && (test_bit(2 * from_slot(slot), S.bad) ||
-				     test_bit(2 * from_slot(slot) + 1, S.bad))) {
+			   S.bad && only_good(slot_good_chunk(slot))) {
 			/*
-			 * A slot with a bad chunk cannot keep the old copy
-			 * beside the new: a clean one is dropped, not read
-			 * (the origin holds its data), and the write goes on.
+			 * A slot whose chunks are bad but one cannot keep the
+			 * old copy beside the new: a clean one is dropped, not
+			 * read (the origin holds its data), and the write goes
+			 * on.
 			 */
 			ack_write(id);
 		} else {
@@ -1424,6 +1461,7 @@ void world_setup(const struct cfg *cfg)
 	S.state_bad = false;
 	memset(&p, 0, sizeof(p));
 	p.chunk_sectors = cfg->chunk_sectors;
+	p.ways = cfg->ways;
 	p.region_chunks = cfg->region;
 	p.stride_slots = cfg->stride;
 	p.origin_sectors = cfg->format_sectors ? cfg->format_sectors :

@@ -48,6 +48,7 @@ static void mut_recover_settle_groups(struct recovery *rv);
 static void mut_recover_slots(struct recovery *rv);
 struct fr_tag_read;
 static bool mut_slot_needs_resolving(const struct fr_tag_read *t, u32 ways);
+static void mut_recover_superseded(struct recovery *rv, u64 base, u64 *rc);
 static bool mut_walk_drops(const struct fr_geometry *g, u64 commit,
 			   u64 sector, u64 end);
 static int mut_batch_failed(struct fr_cache *c,
@@ -292,11 +293,21 @@ static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
  * STAGE_BOTH_COPIES: a batch that staged a key's old copy goes on to stage
  * the new one a write put in another chunk of the slot, so both versions go
  * to the origin in one submit.
+ * STAGED_BUDDY_ONLY: the pair's rule left in a set: only p's buddy in a
+ * pair (p ^ 1) is looked at, so in a set a key's old copy two chunks away
+ * is staged beside the new one. The same as the real rule in a pair.
  */
 static bool mut_staged_copy(const struct fr_cache *c,
 			    const struct fr_wb_snap *snaps, u32 n,
 			    fr_pchunk_t p, u64 commit)
 {
+	u64 b = from_pchunk(p) ^ 1, key = fr_commit_key(commit);
+
+	if (MUT(STAGED_BUDDY_ONLY))
+		return n && ((from_pchunk(snaps[n - 1].pchunk) == b &&
+			      fr_commit_key(snaps[n - 1].commit) == key) ||
+			     (from_pchunk(snaps[0].pchunk) == b &&
+			      fr_commit_key(snaps[0].commit) == key));
 	return !MUT(STAGE_BOTH_COPIES) && staged_copy(c, snaps, n, p, commit);
 }
 
@@ -426,6 +437,32 @@ static bool mut_slot_needs_resolving(const struct fr_tag_read *t, u32 ways)
 		    (t[i].valid && (t[i].commit & FR_TAG_INCOMPLETE)))
 			return true;
 	return false;
+}
+
+/*
+ * SUPERSEDED_ADJACENT: recovery's phase 4 looks for two copies of one key
+ * in neighbouring chunks only, as a pair's rule would: in a set, a copy two
+ * chunks from its newer one stays, and the slot holds its key twice.
+ */
+static void mut_recover_superseded(struct recovery *rv, u64 base, u64 *rc)
+{
+	struct fr_cache *c = rv->c;
+	u32 i, drop;
+
+	if (!MUT(SUPERSEDED_ADJACENT)) {
+		recover_superseded(rv, base, rc);
+		return;
+	}
+	for (i = 0; i + 1 < c->geo.ways; i++) {
+		if (!(rc[i] & FR_TAG_VALID) || !(rc[i + 1] & FR_TAG_VALID) ||
+		    fr_commit_key(rc[i]) != fr_commit_key(rc[i + 1]))
+			continue;
+		drop = (rc[i] & FR_TAG_NEW) ? i + 1 : i;
+		rc[drop] = 0;
+		rv->rep->superseded_dropped++;
+		if (rv->store)
+			fr_pm_store8(&c->tags[base + drop].commit, 0);
+	}
 }
 
 /*

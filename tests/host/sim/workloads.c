@@ -33,37 +33,48 @@ void cfg_seen_seq(void)
 
 const struct cfg cfgs[] = {
 	/* 4 slots, regions of 2, default stride 3; origin 4x, short last chunk */
-	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0, 0, 0 },
+	{ "p8-r2", 8, 2, 0, 16 * 8 - 3, 8, 0, 0, 0, 2 },
 	/* 8 slots, regions of 4, default stride 5 */
-	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0, 0, 0 },
+	{ "p16-r4", 16, 4, 0, 40 * 8 - 1, 8, 0, 0, 0, 2 },
 	/* 2 slots, single-chunk regions */
-	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0, 0, 0 },
+	{ "p4-r1", 4, 1, 1, 10 * 8, 8, 0, 0, 0, 2 },
 	/* 8 slots, stride = region: regions tile the slots */
-	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0, 0, 0 },
+	{ "p16-r2-s2", 16, 2, 2, 48 * 8, 8, 0, 0, 0, 2 },
 	/*
 	 * The other chunk sizes, each with seqs from just below a power of
 	 * two that a truncating or sign-extending bug would trip on: 64
 	 * sectors (a full chunk's mask is all 64 bits), from 2^32; 16 sectors,
 	 * through 2^63; 32 sectors, up to 2^64 - 2^16 + a few hundred.
 	 */
-	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4, 0, 0 },
-	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4, 0, 0 },
-	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16), 0, 0 },
+	{ "p8-r2-c64-seq2^32", 8, 2, 0, 16 * 64 - 3, 64, SEQ_2_32 - 4, 0, 0, 2 },
+	{ "p8-r2-c16-seq2^63", 8, 2, 0, 16 * 16 - 5, 16, SEQ_2_63 - 4, 0, 0, 2 },
+	{ "p8-r4-c32-seq2^64", 8, 4, 0, 16 * 32 - 1, 32, SEQ_2_64 - (1ULL << 16), 0, 0, 2 },
 	/*
 	 * 20 slots: the tags fill recovery's first bulk page (32 tags) and
 	 * part of a second, so both the bulk copy and its short last page run.
 	 */
-	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0, 0, 0 },
+	{ "p40-r4", 40, 4, 0, 100 * 8, 8, 0, 0, 0, 2 },
 	/*
 	 * Bad PM: slot 0's second chunk, where every key of the alphabet
 	 * collides, so each write there goes through the one usable chunk.
 	 */
-	{ "p8-r2-bad1", 8, 2, 0, 16 * 8 - 3, 8, 0, 1U << 1, 0 },
+	{ "p8-r2-bad1", 8, 2, 0, 16 * 8 - 3, 8, 0, 1U << 1, 0, 2 },
 	/*
 	 * Resize: formatted for 10 chunks less 3 sectors (key 9 short) of an
 	 * origin of 16; OP_RESIZE grows to 16 chunks and shrinks back.
 	 */
-	{ "p8-r2-resize", 8, 2, 0, 16 * 8, 8, 0, 0, 10 * 8 - 3 },
+	{ "p8-r2-resize", 8, 2, 0, 16 * 8, 8, 0, 0, 10 * 8 - 3, 2 },
+	/*
+	 * Sets (FR_INCOMPAT_SETS): 4 slots of 4 chunks, regions of 2, an
+	 * origin of 8 keys a slot; 2 slots of 8 chunks (stride 1: the default
+	 * does not fit), 5 keys a slot; and a set with bad chunks: slot 0
+	 * keeps two good ones (chunks 1 and 3 bad), so it still writes out of
+	 * place, and slot 1 keeps one (chunks 4, 5 and 6 bad).
+	 */
+	{ "s16-w4-r2", 16, 2, 0, 32 * 8 - 3, 8, 0, 0, 0, 4 },
+	{ "s16-w8-r2", 16, 2, 0, 10 * 8 - 1, 8, SEQ_2_32 - 4, 0, 0, 8 },
+	{ "s16-w4-r2-bad", 16, 2, 0, 24 * 8, 8, 0,
+	  (1U << 1) | (1U << 3) | (1U << 4) | (1U << 5) | (1U << 6), 0, 4 },
 };
 
 _Static_assert(ARRAY_LEN(cfgs) <= MAX_CFGS, "raise MAX_CFGS");
@@ -87,19 +98,28 @@ void build_workload(struct workload *w)
 	u64 lastk = g->origin_chunks - 1;
 	struct op o;
 
+	u64 more[FR_MAX_WAYS];
+	u32 nmore = 0, i;
+
 	memset(w, 0, sizeof(*w));
 	for (k = 1; k < g->origin_chunks; k++)
 		if (from_slot(fr_slot_of(g, to_ochunk(k))) ==
 		    from_slot(fr_slot_of(g, to_ochunk(K)))) {
-			if (!L)
+			if (!L) {
 				L = k;
-			else if (!M) {
+			} else if (!M) {
 				M = k;
+			} else if (nmore + 3 < g->ways + 1) {
+				/* A set fills (and collides) only past ways keys. */
+				more[nmore++] = k;
+			} else {
 				break;
 			}
 		}
 #define A(x) (w->alpha[w->nalpha++] = (x))
 	A(mk_write(K * cs, (u32)cs));			/* K full */
+	for (i = 0; i < nmore; i++)
+		A(mk_write(more[i] * cs, (u32)cs));	/* a set's further keys */
 	A(mk_write(K * cs + 2, 3));			/* K partial */
 	A(mk_write(L * cs, (u32)cs));			/* L full (collides) */
 	A(mk_write(M * cs + cs - 1, 1));		/* M one sector */
@@ -223,7 +243,7 @@ void build_workload(struct workload *w)
 	o.inj_at = INJ_VICTIM;
 	o.ninj = 5;
 	o.inj[0] = (typeof(o.inj[0])){ X * cs, 1 };
-	o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(X)));
+	o.inj[1].sector = from_slot(fr_slot_of(g, to_ochunk(X))) << g->ways_shift;
 	o.inj[2] = (typeof(o.inj[0])){ K * cs, (u32)cs };
 	o.inj[3] = o.inj[0];
 	o.inj[4] = o.inj[1];
@@ -284,7 +304,7 @@ void build_workload(struct workload *w)
 	o.inj_at = INJ_AROUND;
 	o.ninj = 2;
 	o.inj[0] = (typeof(o.inj[0])){ K * cs + 1, 2 };
-	o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(K)));
+	o.inj[1].sector = from_slot(fr_slot_of(g, to_ochunk(K))) << g->ways_shift;
 	A(o);
 	o.ninj = 1;
 	o.inj[0] = (typeof(o.inj[0])){ K, INJ_FILL_NR };
@@ -431,7 +451,8 @@ struct op random_op(u64 *rng)
 			o.inj_at = INJ_AROUND;
 			o.ninj = 2;
 			o.inj[0] = (typeof(o.inj[0])){ o.sector, 1 };
-			o.inj[1].sector = 2 * from_slot(fr_slot_of(g, to_ochunk(k0)));
+			o.inj[1].sector = from_slot(fr_slot_of(g, to_ochunk(k0))) <<
+					  g->ways_shift;
 		} else if (o.around && (r == 15 || r == 35)) {
 			o.inj_at = INJ_AROUND;
 			o.ninj = 1;

@@ -774,6 +774,48 @@ TEST(writeback_both_dirty_first)
 	img_free(&im);
 }
 
+/*
+ * The same in a set of 4: only a slot whose four chunks are all dirty is
+ * taken, and a slot with three dirty is not. Keys 0, 4, 8 and 12 share
+ * slot 0 (4 slots, single-chunk regions, stride 1).
+ */
+TEST(writeback_full_slots_of_a_set)
+{
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[16];
+	struct img im;
+	u8 v = 0x51;
+	u64 cursor, k;
+	u32 f;
+
+	REQUIRE(!img_format_ways(&im, 8, 4, 16, 1, 1, ORIGIN));
+	REQUIRE(im.c.geo.ways == 4 && im.c.geo.nr_slots == 4);
+	for (k = 0; k < 16; k += 4)
+		REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(k))) == 0);
+	REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(1))) == 1);
+	/* slot 0 full of dirty data, slot 1 three dirty chunks of four */
+	for (k = 0; k < 16; k += 4)
+		REQUIRE(!fr_write(&im.c, k * 8, 8, fill_byte, &v, &res));
+	for (k = 1; k < 12; k += 4)
+		REQUIRE(!fr_write(&im.c, k * 8, 8, fill_byte, &v, &res));
+	CHECK_EQ(fr_count_dirty(&im.c), 7);
+
+	cursor = 5;	/* inside slot 1: it wraps round to slot 0 */
+	f = flushes;
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 16, snaps, &t_ops,
+					 NULL), 4);
+	CHECK_EQ(flushes, f + 1);
+	CHECK_EQ(fr_count_dirty(&im.c), 3);
+	for (k = 0; k < 16; k += 4)
+		CHECK_EQ(origin_mem[k * 8 * 512], 0x51);
+	CHECK_EQ(origin_mem[1 * 8 * 512], 0);
+	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 16, snaps, &t_ops,
+					 NULL), 0);
+	memset(origin_mem, 0, sizeof(origin_mem));
+	flushes = 0;
+	img_free(&im);
+}
+
 static u64 counted[8];
 static u32 nr_counted;
 

@@ -16,15 +16,20 @@ struct img {
 	struct fr_format_params p;
 };
 
-/* Format a PM image of exactly `chunks` chunks of cs sectors; 0 if done. */
-static inline int img_format_cs(struct img *im, u32 cs, u32 chunks,
-				u32 region, u64 stride, u64 origin_sectors)
+/*
+ * Format a PM image of exactly `chunks` chunks of cs sectors, ways a slot
+ * (0: a pair); 0 if done.
+ */
+static inline int img_format_ways(struct img *im, u32 cs, u32 ways,
+				  u32 chunks, u32 region, u64 stride,
+				  u64 origin_sectors)
 {
 	struct fr_geometry g;
 	const char *why = NULL;
 	u64 pm;
 
 	memset(im, 0, sizeof(*im));
+	im->p.ways = ways;
 	im->p.chunk_sectors = cs;
 	im->p.region_chunks = region;
 	im->p.stride_slots = stride;
@@ -44,6 +49,14 @@ static inline int img_format_cs(struct img *im, u32 cs, u32 chunks,
 	simpm_init(&im->spm, im->pm, NULL, pm, g.data_offset);
 	simpm_cur = &im->spm;
 	return fr_format(&im->c, im->pm, pm, &im->p, im->vb, im->db, &why);
+}
+
+/* Format a PM image of exactly `chunks` chunks of cs sectors; 0 if done. */
+static inline int img_format_cs(struct img *im, u32 cs, u32 chunks,
+				u32 region, u64 stride, u64 origin_sectors)
+{
+	return img_format_ways(im, cs, 0, chunks, region, stride,
+			       origin_sectors);
 }
 
 /* Format with 4 KiB chunks. */
