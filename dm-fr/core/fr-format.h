@@ -164,6 +164,20 @@ struct fr_geometry {
 	u64 slots_recip[2];
 };
 
+/*
+ * The chunks a slot of geometry g, and their log2: g's in a build that
+ * reads sets (FR_SETS); a pair's, as constants, in one that does not (the
+ * kernel module until its glue handles sets), so that its loops over a
+ * slot compile to a pair's code.
+ */
+#ifdef FR_SETS
+#define fr_ways(g)		((g)->ways)
+#define fr_ways_shift(g)	((g)->ways_shift)
+#else
+#define fr_ways(g)		((void)(g), FR_PAIR_WAYS)
+#define fr_ways_shift(g)	((void)(g), 1)
+#endif
+
 /* Set g->slots_recip from g->nr_slots (1 .. 2^32). */
 void fr_geometry_set_recip(struct fr_geometry *g);
 
