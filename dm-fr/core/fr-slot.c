@@ -46,7 +46,7 @@ enum plan {
 static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 {
 	fr_pchunk_t p, pick = slot_chunk(c, s, fr_ways(&c->geo) - 1);
-	bool free = false;
+	bool picked_free = false;
 	u32 i;
 
 	for (i = 0; i < fr_ways(&c->geo); i++) {
@@ -54,14 +54,14 @@ static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 		if (fr_chunk_bad(c, p))
 			continue;
 		if (tag_commit(c, p) & FR_TAG_VALID) {
-			if (!free)
+			if (!picked_free)
 				pick = p;
 			continue;
 		}
 		if (!fr_chunk_pinned(c, p))
 			return p;
 		pick = p;
-		free = true;
+		picked_free = true;
 	}
 	return pick;
 }
