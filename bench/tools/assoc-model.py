@@ -134,7 +134,7 @@ class Cache:
                 self.batch = None
             else:
                 start = max(self.batch_end, 0.0)
-            if not self.ndirty:
+            if not self.ndirty or self.worker_idle():
                 # Idle: it starts again once something is dirty.
                 self.batch_end = until
                 return
@@ -144,7 +144,15 @@ class Cache:
                 return
             self.batch = [(c, self.stamp[c]) for c in chunks]
             self.batch_end = max(start, self.batch_end) + \
-                len(chunks) * self.w + self.f
+                self.batch_cost(chunks)
+
+    def worker_idle(self):
+        """Whether the worker leaves dirty data alone (a policy's hook)."""
+        return False
+
+    def batch_cost(self, chunks):
+        """A batch's time on the origin: a write a chunk and a flush."""
+        return len(chunks) * self.w + self.f
 
     def room(self, base, cur):
         free = clean = oldest_dirty = -1

@@ -157,34 +157,17 @@ class SetCache(assoc.Cache):
             out = self.extend(out, taken, n)
         return out
 
-    def run_worker(self, until):
-        while True:
-            if self.batch is not None:
-                if self.batch_end > until:
-                    return
-                self.complete(self.batch)
-                start = self.batch_end
-                self.batch = None
-            else:
-                start = max(self.batch_end, 0.0)
-            if self.policy != "drain":
-                if self.ndirty > self.hi:
-                    self.draining = True
-                elif self.ndirty <= self.lo:
-                    self.draining = False
-            idle = self.policy != "drain" and not self.draining
-            if self.policy == "sets" and self.hot:
-                idle = False
-            if not self.ndirty or idle:
-                self.batch_end = until
-                return
-            chunks = self.pick_worker_batch()
-            if not chunks:
-                self.batch_end = until
-                return
-            self.batch = [(c, self.stamp[c]) for c in chunks]
-            self.batch_end = max(start, self.batch_end) + \
-                self.origin.cost([self.key[c] for c in chunks])
+    def worker_idle(self):
+        if self.policy == "drain":
+            return False
+        if self.ndirty > self.hi:
+            self.draining = True
+        elif self.ndirty <= self.lo:
+            self.draining = False
+        return not self.draining and not (self.policy == "sets" and self.hot)
+
+    def batch_cost(self, chunks):
+        return self.origin.cost([self.key[c] for c in chunks])
 
     def write(self, k):
         # assoc.Cache.write with the victim's own origin write priced here.

@@ -55,6 +55,15 @@ void fr_geometry_set_recip(struct fr_geometry *g)
 		g->slots_recip[1]++;
 }
 
+/* Whether ways chunks a slot is a width the format has. */
+static bool ways_ok(u32 ways, const char **why)
+{
+	if (is_power_of_2(ways) && ways >= FR_PAIR_WAYS && ways <= FR_MAX_WAYS)
+		return true;
+	*why = "chunks a slot must be a power of two from 2 to 8";
+	return false;
+}
+
 /*
  * Check a geometry whose chunk_sectors, region_chunks, stride_slots,
  * nr_chunks and origin_sectors are set, and fill in the derived fields.
@@ -67,11 +76,8 @@ static int geometry_derive(struct fr_geometry *g, const char **why)
 		*why = "chunk size must be a power of two from 4 KiB to 32 KiB";
 		return -EINVAL;
 	}
-	if (!is_power_of_2(g->ways) || g->ways < FR_PAIR_WAYS ||
-	    g->ways > FR_MAX_WAYS) {
-		*why = "chunks a slot must be a power of two from 2 to 8";
+	if (!ways_ok(g->ways, why))
 		return -EINVAL;
-	}
 	g->ways_shift = ilog2(g->ways);
 	if (g->nr_chunks < g->ways || (g->nr_chunks & (g->ways - 1))) {
 		*why = "PM too small: not one slot's chunks fit";
@@ -126,11 +132,8 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 		return -EINVAL;
 	}
 	g->ways = p->ways ? p->ways : FR_PAIR_WAYS;
-	if (!is_power_of_2(g->ways) || g->ways < FR_PAIR_WAYS ||
-	    g->ways > FR_MAX_WAYS) {
-		*why = "chunks a slot must be a power of two from 2 to 8";
+	if (!ways_ok(g->ways, why))
 		return -EINVAL;
-	}
 	chunk_bytes = (u64)g->chunk_sectors << FR_SECTOR_SHIFT;
 	if (pm_bytes < FR_SB_RESERVED + 4096 + g->ways * chunk_bytes) {
 		*why = "PM too small for the superblock and one slot";

@@ -250,7 +250,8 @@ static bool batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
 static u64 find_next_full(const struct fr_cache *c, u64 pos)
 {
 	const u32 ways = fr_ways(&c->geo);
-	unsigned long starts = ~0UL / ((1UL << ways) - 1);	/* 0x55.. */
+	/* The first bit of each slot: 0x5555... for a pair. */
+	const unsigned long starts = ~0UL / ((1UL << ways) - 1);
 	u64 nr = c->geo.nr_chunks;
 	u32 sh;
 
