@@ -5,6 +5,7 @@
 #                     and the systemd machine's two-boot quick case
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
 #   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
+#                     the sets suite on slots of 8 chunks,
 #                     the crash campaign, the debug-kernel lane)
 #   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
 #                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)
@@ -64,6 +65,7 @@ check-full: deps
 	tests/check-host full
 	st=0; for k in $(MATRIX); do \
 		tests/install-deps $$k && tests/vm/run --kver $$k --suite full || st=1; \
+		tests/vm/run --kver $$k --suite sets --ways 8 || st=1; \
 		tests/crash/run --kver $$k $(CRASH_ARGS) || st=1; \
 		tests/systemd/run --kver $$k || st=1; \
 		tests/systemd/run --kver $$k --control || st=1; \

@@ -185,14 +185,14 @@ struct fr_writeback {
 	struct fr_stage *stage;		/* the worker's batches' */
 	struct fr_wb_snap *snaps;
 	u64 cursor;
-	u64 both_cursor;	/* the both-dirty batches' own */
+	u64 full_cursor;	/* the full slots' batches' own */
 	atomic_t asleep;	/* nothing dirty: no tick (fr_writeback_wake) */
 	unsigned int backoff_ms;
 	/* Deferral (writeback_work): what the last tick saw, and when. */
 	u64 seen_chunks, seen_bios, seen_forced;
 	unsigned long passed_at;	/* start of the last full pass */
 	unsigned long busy_at;		/* the last tick that saw writes */
-	unsigned long both_at;		/* the last scan for both-dirty slots */
+	unsigned long full_at;		/* the last scan for full slots */
 	/* Drain (wb_sample): the data outgrow the PM. */
 	u64 sample_chunks, sample_bios, sample_forced;
 	bool draining;
@@ -258,6 +258,7 @@ struct dm_fr {
 	u64 replaced_dirty;
 	u32 arg_chunk_size, arg_region_size;
 	u64 arg_stride;
+	u32 arg_ways;
 	bool read_fill;
 	/* Identity: the PM's superblock must carry these (when given). */
 	bool has_uuid;

@@ -200,7 +200,8 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 				} else if (k == FR_PAGE_TAGS) {
 					bitmap_clear(fr->cache.bad.tag_slots, first,
 						     last - first + 1);
-					back += 2 * (last - first + 1);
+					back += fr_ways(g) *
+						(last - first + 1);
 				}
 			}
 			fr_lock_slots(fr, k, first, last, false);

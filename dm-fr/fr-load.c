@@ -162,6 +162,7 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 		p->region_chunks = fr->arg_region_size / chunk;
 	}
 	p->stride_slots = fr->arg_stride;
+	p->ways = fr->arg_ways;
 	p->origin_sectors = ti->len;
 	if (fr->has_uuid)
 		memcpy(p->uuid, fr->arg_uuid, sizeof(p->uuid));
@@ -250,7 +251,8 @@ int fr_prepare_recover(struct dm_fr *fr, char **error)
 	    (fr->arg_region_size &&
 	     fr->arg_region_size != (g->region_chunks << g->chunk_shift) <<
 	     SECTOR_SHIFT) ||
-	    (fr->arg_stride && fr->arg_stride != g->stride_slots)) {
+	    (fr->arg_stride && fr->arg_stride != g->stride_slots) ||
+	    (fr->arg_ways && fr->arg_ways != fr_ways(g))) {
 		*error = "Geometry arguments do not match the PM's superblock";
 		return -EINVAL;
 	}

@@ -38,7 +38,7 @@
  * The pools: 384 KiB of DRAM whatever the PM's size (the DRAM per GiB of PM
  * stays a bitmap's). A batch fills one buffer while the other is on its
  * way; 128 KiB sorted at once keep the origin's requests large where the
- * batch takes two streams at once (both chunks of both-dirty slots, whose
+ * batch takes two streams at once (every chunk of full slots, whose
  * keys lie apart): 32 KiB buffers sent sequential overflow 15 KiB requests.
  * A victim write is one chunk, or a write's victims, which lie side by side
  * on the origin and merge under its plug: four small buffers, so that

@@ -118,8 +118,9 @@ void fr_unlock_slot(struct dm_fr *fr, fr_slot_t s,
 }
 
 /*
- * A page of tags covers 64 consecutive slots from a multiple of 64: their
- * stripes are consecutive and ascending, taken as fr_lock_range takes them.
+ * A page of tags covers consecutive slots from a multiple of their number
+ * (64 pairs, or 16 sets of 8): their stripes are consecutive and
+ * ascending, taken as fr_lock_range takes them.
  */
 void fr_lock_slot_span(struct dm_fr *fr, u64 first, u64 last)
 {

@@ -95,7 +95,7 @@ static const char *fr_tunables_refused(struct dm_fr *fr, int id, u32 v)
 
 /* Optional arguments that take a value, besides the tunables. */
 static const char * const fr_valued_args[] = {
-	"chunk_size", "region_size", "stride", "uuid", "origin_id",
+	"chunk_size", "region_size", "stride", "set_ways", "uuid", "origin_id",
 };
 
 static bool is_valued_arg(const char *name)
@@ -225,6 +225,13 @@ int fr_parse_features(struct dm_fr *fr, struct dm_arg_set *as, char **error)
 				*error = "Invalid stride (slots, > 0)";
 				return -EINVAL;
 			}
+		} else if (!strcasecmp(name, "set_ways")) {
+			if (parse_u32(val, FR_PAIR_WAYS, FR_MAX_WAYS, &v) ||
+			    !is_power_of_2(v)) {
+				*error = "Invalid set_ways (2, 4 or 8)";
+				return -EINVAL;
+			}
+			fr->arg_ways = v;
 		} else if (!strcasecmp(name, "uuid")) {
 			if (parse_uuid(val, fr->arg_uuid)) {
 				*error = "Invalid uuid (32 hex digits, dashes allowed)";
@@ -319,6 +326,8 @@ void fr_table_args(struct dm_fr *fr, struct fr_table_args *a)
 		fr_table_arg(a, 2, " region_size %u", fr->arg_region_size);
 	if (fr->arg_stride)
 		fr_table_arg(a, 2, " stride %llu", fr->arg_stride);
+	if (fr->arg_ways)
+		fr_table_arg(a, 2, " set_ways %u", fr->arg_ways);
 	for (i = 0; i < FR_NR_TUNABLES; i++) {
 		v = READ_ONCE(fr->tunables[i]);
 		if (v != fr_tunables[i].def)

@@ -346,6 +346,7 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_around_stream] = s.around_stream;
 	v[FR_STATUS_around_background] = s.around_background;
 	v[FR_STATUS_around_refused] = s.around_refused;
+	v[FR_STATUS_set_ways] = fr_ways(g);
 
 	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
 	for (i = 0; i < FR_NR_STATUS; i++) {
@@ -543,7 +544,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 17, 0},
+	.version = {1, 18, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

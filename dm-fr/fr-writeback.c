@@ -7,9 +7,9 @@
  * already, so it is written back by need, not at once: while writes keep
  * coming the full pass is put off, up to writeback_defer ms (wb_pass_due),
  * and a write that collides with a dirty chunk cleans its own victim
- * (fr_writeback_victim); meanwhile the ticks write back the slots whose
- * two chunks are both dirty, where the next collisions would come from
- * (writeback_both), and only those. The high watermark starts a pass down to the low one.
+ * (fr_writeback_victim); meanwhile the ticks write back the full slots
+ * (every chunk dirty), where the next collisions would come from
+ * (writeback_full), and only those. The high watermark starts a pass down to the low one.
  * Only when writes collide often enough to say the data outgrow the PM
  * (wb_sample) does the worker drain the cache every tick, as First
  * Responder's periodic flush does always. With a period of 0 it follows the
@@ -48,9 +48,9 @@
  */
 #define FR_WB_SAMPLE_CHUNKS	4096
 /*
- * Bytes of the dirty bitmap a scan for both-dirty slots may read per ms:
+ * Bytes of the dirty bitmap a scan for full slots may read per ms:
  * every tick on a PM of up to 20 GiB (of 4 KiB chunks) at the default
- * period, every half second on 1 TiB (writeback_both_due).
+ * period, every half second on 1 TiB (writeback_full_due).
  */
 #define FR_WB_BOTH_SCAN_BYTES_PER_MS	(64 << 10)
 #define FR_WB_SAMPLE_BIOS	256
@@ -72,7 +72,7 @@ struct fr_victim_stage {
 struct fr_victims {
 	struct semaphore free;
 	unsigned long in_use;
-	u32 max_chunks;		/* even: whole slots */
+	u32 max_chunks;		/* whole slots */
 	struct fr_victim_stage vs[FR_WB_VICTIM_STAGES];
 };
 
@@ -245,12 +245,12 @@ static unsigned int dirty_percent(struct dm_fr *fr)
  * dirty when it began, at most one cache's worth, or (watermark mode) until
  * dirty falls under the low watermark.
  *
- * Slots whose two chunks are both dirty go first: the next write placed in
+ * Full slots (every chunk dirty) go first: the next write placed in
  * one must wait for a writeback of its own, while a slot with a clean chunk
  * takes a write as it is. The pass writes them back in full batches, and
  * from its first batch that comes back short goes on in position order,
  * which keeps the origin's writes in order. Only once per pass: under
- * steady collisions both-dirty slots appear a few at a time, and a batch
+ * steady collisions full slots appear a few at a time, and a batch
  * of a few chunks would cost a whole origin flush.
  *
  * wb.lock is held for each batch, from stage to flush, and by every writer
@@ -269,7 +269,7 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark,
 	/* Under steady writes, do not chase what was written after the start. */
 	u64 budget = fr_count_dirty(&fr->cache);
 	u64 written = 0;
-	bool both_first = true;
+	bool full_first = true;
 	u32 unreadable;
 	int r;
 
@@ -281,13 +281,13 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark,
 		/* cleaner off (frctl detach interrupted): stop here. */
 		if (for_cleaner && !READ_ONCE(fr->cleaner))
 			break;
-		if (both_first) {
-			r = wb_batch(fr, &fr->wb.both_cursor, FR_WB_BOTH_DIRTY,
+		if (full_first) {
+			r = wb_batch(fr, &fr->wb.full_cursor, FR_WB_FULL_SLOTS,
 				     &unreadable);
 			if (r < 0)
 				return r;
 			written += r;
-			both_first = r >= fr_tunable(fr, writeback_jobs);
+			full_first = r >= fr_tunable(fr, writeback_jobs);
 			if (r) {
 				cond_resched();
 				continue;
@@ -318,14 +318,14 @@ static int writeback_pass(struct dm_fr *fr, bool to_low_watermark,
 }
 
 /*
- * With no pass due, while writes come: write back the slots whose two
- * chunks are both dirty, and only those. The next write placed in
+ * With no pass due, while writes come: write back the full slots (every
+ * chunk dirty), and only those. The next write placed in
  * one must displace a dirty chunk and wait for its origin write and flush;
  * a slot with a clean chunk takes a write as it is, so the rest stays on PM,
  * where a rewrite costs the origin nothing. Full batches while there are
- * enough; the batch that comes back short went round every both-dirty slot.
+ * enough; the batch that comes back short went round every full slot.
  */
-static int writeback_both(struct dm_fr *fr)
+static int writeback_full(struct dm_fr *fr)
 {
 	u64 max_batches = div64_u64(fr->cache.geo.nr_chunks,
 				    fr_tunable(fr, writeback_jobs)) + 2;
@@ -334,7 +334,7 @@ static int writeback_both(struct dm_fr *fr)
 	int r;
 
 	do {
-		r = wb_batch(fr, &fr->wb.both_cursor, FR_WB_BOTH_DIRTY,
+		r = wb_batch(fr, &fr->wb.full_cursor, FR_WB_FULL_SLOTS,
 			     &unreadable);
 		if (r < 0)
 			return r;
@@ -387,14 +387,14 @@ static void wb_activity(struct dm_fr *fr, u64 *chunks, u64 *bios, u64 *forced)
  * seconds of 128 KiB writes, a fraction of one of 4 KiB writes.
  * Left dirty up to the high watermark, data that outgrow the PM fill half
  * its slots with dirty chunks, and collisions multiply: with only the
- * both-dirty slots cleaned, random writes over four times the PM met one in
+ * full slots cleaned, random writes over four times the PM met one in
  * 52 to 60 writes and Btrfs's varmail run for 40 s one in 75 to 134, where a
  * drain every tick kept them at one in 226 to 560; Btrfs's 10 s run, whose
  * writes fit, met one in 1,386 to 2,546 (bench/results/wb-full-slots). So
  * one in 256 starts the drain, and it goes on while a sample still sees one
  * in 1,024: under a drain such data collide less, but not that little.
  * Sequential 128 KiB writes over four times the PM collided once in about
- * 50 writes with only both-dirty slots cleaned (one in 1,600 chunks), and
+ * 50 writes with only full slots cleaned (one in 1,600 chunks), and
  * sent the origin 15 KiB requests where a drain every tick sent 121 KiB:
  * writes, not chunks, are what the rate counts.
  */
@@ -429,7 +429,7 @@ static void wb_sample(struct dm_fr *fr, u64 chunks, u64 bios, u64 forced)
  * would compete with the writer, and a chunk rewritten meanwhile is written
  * back once, or never if it is rewritten again. writeback_idle ms without
  * a write, the age bound, or a drain (the data outgrow the PM: wb_sample)
- * makes it due; the watermarks and the both-dirty slots apply meanwhile
+ * makes it due; the watermarks and the full slots apply meanwhile
  * (writeback_work).
  */
 static bool wb_pass_due(struct dm_fr *fr)
@@ -450,19 +450,19 @@ static bool wb_pass_due(struct dm_fr *fr)
 }
 
 /*
- * Whether to look for both-dirty slots this tick: after a collision, and
+ * Whether to look for full slots this tick: after a collision, and
  * else as often as the scan of the dirty bitmap (one bit per chunk: 16 KiB
  * for a 512 MiB PM, 32 MiB for 1 TiB) stays within its budget. Cleaning
  * them before a write meets one is what keeps a file system whose blocks
  * share slots (ext4's journal beside its data) from waiting on the origin.
  */
-static bool writeback_both_due(struct dm_fr *fr, u64 forced)
+static bool writeback_full_due(struct dm_fr *fr, u64 forced)
 {
 	unsigned long gap = msecs_to_jiffies(div64_u64(fr->cache.geo.nr_chunks / 8,
 						FR_WB_BOTH_SCAN_BYTES_PER_MS));
 
-	if (forced || time_after_eq(jiffies, fr->wb.both_at + gap)) {
-		fr->wb.both_at = jiffies;
+	if (forced || time_after_eq(jiffies, fr->wb.full_at + gap)) {
+		fr->wb.full_at = jiffies;
 		return true;
 	}
 	return false;
@@ -554,8 +554,8 @@ static void writeback_work(struct work_struct *work)
 			fr->wb.passed_at = start;
 	} else if (wb_over_high_watermark(fr)) {
 		r = writeback_pass(fr, true, false);
-	} else if (period && chunks && writeback_both_due(fr, forced)) {
-		r = writeback_both(fr);
+	} else if (period && chunks && writeback_full_due(fr, forced)) {
+		r = writeback_full(fr);
 	}
 
 	if (!r && wb_try_sleep(fr))
@@ -709,7 +709,8 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 
 	if (!v)
 		return NULL;
-	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes, 2) & ~1U;
+	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes,
+			      fr_ways(g)) & ~(fr_ways(g) - 1);
 	sema_init(&v->free, FR_WB_VICTIM_STAGES);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
 		v->vs[i].stage = fr_stage_create(fr, FR_STAGE_VICTIM);
@@ -771,7 +772,7 @@ void fr_writeback_start(struct dm_fr *fr)
 {
 	fr->wb.passed_at = jiffies;
 	fr->wb.busy_at = jiffies;
-	fr->wb.both_at = jiffies;
+	fr->wb.full_at = jiffies;
 	fr->wb.draining = false;
 	fr->wb.sample_chunks = 0;
 	fr->wb.sample_bios = 0;

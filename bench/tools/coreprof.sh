@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 user=$here/../../userspace/libfrcore
 for v in coreprof:-UCOREPROF_COUNT coreprof-count:-DCOREPROF_COUNT\ -DFR_USER_RMW_HOOK; do
 	# shellcheck disable=SC2086 # the build's flags, split
-	gcc -O2 -g -std=gnu11 -DFR_NO_SETS ${v#*:} -include "$user/fr-user.h" -I"$user" -I"$src/core" -I"$src" \
+	gcc -O2 -g -std=gnu11 ${v#*:} -include "$user/fr-user.h" -I"$user" -I"$src/core" -I"$src" \
 		-o "$tmp/${v%%:*}" "$here/coreprof.c" "$src"/core/*.c "$user/crc32c.c"
 done
 "$tmp/coreprof" "$n" > "$tmp/out.txt"

@@ -72,7 +72,7 @@ static inline fr_pchunk_t fr_slot_chunk(const struct fr_geometry *g,
  *              declares it lost (fr_forget_unreadable()), after which the
  *              origin is authoritative for those keys.
  *
- * A slot whose two chunks are both bad is like a forgotten slot
+ * A slot whose chunks are all bad is like a forgotten slot
  * (FR_WRITE_BYPASS).
  */
 struct fr_bad {
@@ -434,7 +434,7 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
  * a key of the range is held dirty (the write goes to PM, in front of it),
  * or a slot of the range is pinned (an origin write of its data is in
  * flight), lost or has bad tags. Else it drops the range's clean copies,
- * fenced, pins both chunks of each of its slots and returns true; the
+ * fenced, pins every chunk of each of its slots and returns true; the
  * caller then writes the origin durably, and once that write completed,
  * successfully or not, calls fr_around_end() (locks: the same slots), which
  * unpins them. Under the locks, as every pin change: the core reads a
@@ -500,7 +500,7 @@ struct fr_wb_snap {
 enum fr_wb_scan {
 	FR_WB_WRAP,		/* every dirty chunk; on from chunk 0 at the end */
 	FR_WB_TO_END,		/* every dirty chunk up to end; stops there */
-	FR_WB_BOTH_DIRTY,	/* those of slots whose two chunks are dirty; wraps */
+	FR_WB_FULL_SLOTS,	/* those of slots whose chunks are all dirty; wraps */
 };
 
 /*
@@ -566,17 +566,17 @@ static inline int fr_writeback_range(struct fr_cache *c, fr_pchunk_t first,
 }
 
 /*
- * A batch of only the chunks of slots whose two chunks are both dirty: the
+ * A batch of only the chunks of full slots (every chunk dirty): the
  * next write placed in such a slot must wait for a writeback
  * (FR_WRITE_NEED_CLEAN), so under pressure they go first. It wraps like
  * fr_writeback(); 0 when no such chunk could be staged.
  */
-static inline int fr_writeback_both_dirty(struct fr_cache *c, u64 *cursor,
+static inline int fr_writeback_full_slots(struct fr_cache *c, u64 *cursor,
 					  u32 max, struct fr_wb_snap *snaps,
 					  const struct fr_wb_ops *ops,
 					  void *ctx)
 {
-	return fr_writeback_batch(c, FR_WB_BOTH_DIRTY, cursor, 0, max, snaps,
+	return fr_writeback_batch(c, FR_WB_FULL_SLOTS, cursor, 0, max, snaps,
 				  ops, ctx);
 }
 

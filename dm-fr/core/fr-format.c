@@ -150,6 +150,13 @@ int fr_geometry_layout(struct fr_geometry *g, u64 pm_bytes,
 	g->region_chunks = p->region_chunks ? p->region_chunks :
 			   (u32)(FR_DEFAULT_REGION_BYTES / chunk_bytes);
 	/*
+	 * A region's chunks map to distinct slots: on a PM of fewer slots
+	 * (a small one, or one of sets) the default region shrinks to fit.
+	 */
+	while (!p->region_chunks && g->region_chunks > 1 &&
+	       g->region_chunks > nr / g->ways)
+		g->region_chunks >>= 1;
+	/*
 	 * The default stride is one slot more than a region: consecutive
 	 * regions tile the slots with a one-slot gap, so power-of-two spaced
 	 * structures (ext4 block groups, XFS allocation groups, Btrfs chunks)

@@ -39,15 +39,9 @@
  * Features. An image with an unknown incompat bit is refused.
  * FR_INCOMPAT_SETS: slots of set_ways chunks (a power of two, 4 to 8),
  * not pairs; a module that predates it must not read such a PM as pairs.
- * The kernel glue does not handle sets yet (docs/design.md, "Sets of 8"):
- * only a userspace build that defines FR_SETS accepts them.
  */
 #define FR_INCOMPAT_SETS	(1ULL << 0)
-#ifdef FR_SETS
 #define FR_INCOMPAT_SUPPORTED	FR_INCOMPAT_SETS
-#else
-#define FR_INCOMPAT_SUPPORTED	0ULL
-#endif
 
 /* Chunks a slot: a pair (version 1), or a set (FR_INCOMPAT_SETS). */
 #define FR_PAIR_WAYS		2
@@ -164,19 +158,9 @@ struct fr_geometry {
 	u64 slots_recip[2];
 };
 
-/*
- * The chunks a slot of geometry g, and their log2: g's in a build that
- * reads sets (FR_SETS); a pair's, as constants, in one that does not (the
- * kernel module until its glue handles sets), so that its loops over a
- * slot compile to a pair's code.
- */
-#ifdef FR_SETS
+/* The chunks a slot of geometry g, and their log2. */
 #define fr_ways(g)		((g)->ways)
 #define fr_ways_shift(g)	((g)->ways_shift)
-#else
-#define fr_ways(g)		((void)(g), FR_PAIR_WAYS)
-#define fr_ways_shift(g)	((void)(g), 1)
-#endif
 
 /* Set g->slots_recip from g->nr_slots (1 .. 2^32). */
 void fr_geometry_set_recip(struct fr_geometry *g);

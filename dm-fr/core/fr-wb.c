@@ -311,7 +311,7 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		enum stage_result res;
 		fr_slot_t slot;
 
-		pos = scan == FR_WB_BOTH_DIRTY ? find_next_full(c, pos) :
+		pos = scan == FR_WB_FULL_SLOTS ? find_next_full(c, pos) :
 		      find_next_bit(c->dirty_bits, end, pos);
 		if (pos >= end) {
 			if (wrapped || !start || !wrap)

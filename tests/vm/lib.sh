@@ -404,10 +404,16 @@ dm_remove() {
 
 # fr_table ORIGIN PM [OPT...]: the table line of an fr target spanning ORIGIN:
 #   0 <origin sectors> fr <origin> <pm> <#opts> [<opts>...]
+# With FR_WAYS set (tests/vm/run --ways), a table that formats (fresh) and
+# names no width formats slots of FR_WAYS chunks.
 fr_table() {
 	local origin=$1 pm=$2 sectors
 	shift 2
 	sectors=$(blockdev --getsz "$origin") || fail "cannot size $origin"
+	if [ "${FR_WAYS:-2}" != 2 ] && [[ " $* " == *" fresh "* ]] &&
+	   [[ " $* " != *" set_ways "* ]]; then
+		set -- "$@" set_ways "$FR_WAYS"
+	fi
 	echo "0 $sectors fr $origin $pm $# $*"
 }
 

@@ -74,7 +74,7 @@ struct op {
 	u32 nr;
 	u32 max;		/* OP_WB */
 	u8 sweep;		/* OP_WB: a flush's batch, fr_writeback_sweep() */
-	u8 both_dirty;		/* OP_WB: fr_writeback_both_dirty() */
+	u8 full_slots;		/* OP_WB: fr_writeback_full_slots() */
 	u8 around;		/* OP_WRITE: sent around PM (fr_around_begin) */
 	u64 key;		/* OP_FILL */
 	u64 crash_sel;		/* OP_CRASH: which crash point, which state */

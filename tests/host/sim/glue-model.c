@@ -969,8 +969,8 @@ static void exec_wb(const struct op *op)
 				  (unsigned long long)before);
 		if (S.cursor >= S.c.geo.nr_chunks)
 			S.cursor = 0;	/* the next flush starts again */
-	} else if (op->both_dirty) {
-		r = fr_writeback_both_dirty(&S.c, &S.cursor, op->max, wb_snaps,
+	} else if (op->full_slots) {
+		r = fr_writeback_full_slots(&S.c, &S.cursor, op->max, wb_snaps,
 					    &wb_ops, &wb_batch);
 	} else {
 		r = fr_writeback(&S.c, &S.cursor, op->max, wb_snaps, &wb_ops,
@@ -1196,8 +1196,8 @@ static void describe_op(const struct op *op, char *b, size_t len)
 		break;
 	case OP_WB:
 		o = snprintf(b, len, "%s max %u",
-			     op->sweep ? "sweep" : op->both_dirty ?
-			     "writeback both-dirty" : "writeback", op->max);
+			     op->sweep ? "sweep" : op->full_slots ?
+			     "writeback full slots" : "writeback", op->max);
 		if (op->ninj)
 			o += snprintf(b + o, len - o, " {%s:",
 				      op->inj_at == INJ_STAGED ? "after stage" :

@@ -151,9 +151,9 @@ void build_workload(struct workload *w)
 	A(o);
 	o.max = 1;
 	A(o);
-	/* The worker's first batches under pressure: both-dirty slots only. */
+	/* The worker's first batches under pressure: full slots only. */
 	o = (struct op){ .type = OP_WB, .max = (u32)g->nr_chunks,
-			 .both_dirty = 1 };
+			 .full_slots = 1 };
 	A(o);
 	o = (struct op){ .type = OP_WB, .max = 1 };
 	/*
@@ -480,7 +480,7 @@ struct op random_op(u64 *rng)
 			      1 + gen_rand(rng) % 3);
 		/* No rng draw of their own: the seeds' op streams stay. */
 		o.sweep = o.max == 2;
-		o.both_dirty = o.max == 3;
+		o.full_slots = o.max == 3;
 		if (gen_rand(rng) % 3 == 0) {
 			u32 i;
 

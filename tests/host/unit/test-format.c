@@ -242,8 +242,7 @@ TEST(superblock_refuses_magic_version_features)
  * Sets (FR_INCOMPAT_SETS): a layout of 4 or 8 chunks a slot records the
  * bit and set_ways and decodes to the same geometry; a pair never carries
  * the bit; the bit with a pair's width, set_ways without the bit, or a
- * width that is not a power of two from 2 to 8 are refused. (The kernel
- * build defines no FR_SETS and refuses the bit as an unknown feature.)
+ * width that is not a power of two from 2 to 8 are refused.
  */
 TEST(superblock_sets)
 {

@@ -732,10 +732,10 @@ TEST(writeback_range_stays_in_range)
 }
 
 /*
- * fr_writeback_both_dirty takes only the chunks of slots whose two chunks
+ * fr_writeback_full_slots takes only the chunks of slots whose two chunks
  * are dirty: keys 0 and 3 share slot 0, keys 1 and 4 have a slot each.
  */
-TEST(writeback_both_dirty_first)
+TEST(writeback_full_slots_first)
 {
 	struct fr_write_result res;
 	struct fr_wb_snap snaps[8];
@@ -756,7 +756,7 @@ TEST(writeback_both_dirty_first)
 	/* From slot 1 on: it wraps to slot 0, and writes back that slot only. */
 	cursor = 2;
 	f = flushes;
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &t_ops, NULL),
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &t_ops, NULL),
 		 2);
 	CHECK_EQ(flushes, f + 1);
 	CHECK_EQ(fr_count_dirty(&im.c), 2);
@@ -765,7 +765,7 @@ TEST(writeback_both_dirty_first)
 	CHECK_EQ(origin_mem[8 * 512], 0);
 	CHECK_EQ(origin_mem[32 * 512], 0);
 	/* No slot has both dirty now: nothing staged, no flush. */
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &t_ops, NULL),
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &t_ops, NULL),
 		 0);
 	CHECK_EQ(flushes, f + 1);
 	CHECK_EQ(fr_count_dirty(&im.c), 2);
@@ -802,14 +802,14 @@ TEST(writeback_full_slots_of_a_set)
 
 	cursor = 5;	/* inside slot 1: it wraps round to slot 0 */
 	f = flushes;
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 16, snaps, &t_ops,
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 16, snaps, &t_ops,
 					 NULL), 4);
 	CHECK_EQ(flushes, f + 1);
 	CHECK_EQ(fr_count_dirty(&im.c), 3);
 	for (k = 0; k < 16; k += 4)
 		CHECK_EQ(origin_mem[k * 8 * 512], 0x51);
 	CHECK_EQ(origin_mem[1 * 8 * 512], 0);
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 16, snaps, &t_ops,
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 16, snaps, &t_ops,
 					 NULL), 0);
 	memset(origin_mem, 0, sizeof(origin_mem));
 	flushes = 0;
@@ -854,11 +854,11 @@ static bool keys_in_slot(const struct fr_geometry *g, u64 s, u64 keys[2])
 }
 
 /*
- * The same across bitmap words: a both-dirty slot at the top of a word and
+ * The same across bitmap words: a full slot at the top of a word and
  * one inside another, a cursor on a slot's second chunk, and a slot with one
  * dirty chunk between them that must be left alone.
  */
-TEST(writeback_both_dirty_word_edges)
+TEST(writeback_full_slots_word_edges)
 {
 	struct fr_write_result res;
 	struct fr_wb_snap snaps[8];
@@ -882,7 +882,7 @@ TEST(writeback_both_dirty_word_edges)
 	/* From chunk 67: 67, 190, 191, then (wrapped) 66. */
 	cursor = 67;
 	nr_counted = 0;
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &count_ops,
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &count_ops,
 					 NULL), 4);
 	CHECK_EQ(nr_counted, 4);
 	CHECK_EQ(fr_count_dirty(&im.c), 1);
@@ -898,7 +898,7 @@ TEST(writeback_both_dirty_word_edges)
 		CHECK(seen);
 	}
 	nr_counted = 0;
-	CHECK_EQ(fr_writeback_both_dirty(&im.c, &cursor, 8, snaps, &count_ops,
+	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &count_ops,
 					 NULL), 0);
 	CHECK_EQ(nr_counted, 0);
 	/* The lone dirty chunk is the ordinary batch's. */
