@@ -16,7 +16,8 @@
 #   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS; fr-jN, writeback_jobs N, also
 #   for the overflow runs through BENCH_OVERFLOW_CONFIGS; fr-iN,
 #   writeback_idle N, fr-lN, low_watermark N, fr-aN, admit_stream_kib N,
-#   and fr-bN, admit_background N, anywhere)
+#   fr-bN, admit_background N, and fr-wN, set_ways N (slots of N chunks),
+#   anywhere)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   dmlwt   the same with queue/write_cache "write through", as dm-fr reports
 #           it: an fsync then sends no flush through device-mapper, so the
@@ -229,7 +230,7 @@ mkcfg() {
 				die "cannot set ${DEV##*/} write through"
 		fi
 		;;
-	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*|fr-l*|fr-a*|fr-b*)
+	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*|fr-l*|fr-a*|fr-b*|fr-w*)
 		local opts=(fresh "$@")
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
@@ -242,6 +243,7 @@ mkcfg() {
 		fr-l*) opts+=(low_watermark "${cfg#fr-l}") ;;
 		fr-a*) opts+=(admit_stream_kib "${cfg#fr-a}") ;;
 		fr-b*) opts+=(admit_background "${cfg#fr-b}") ;;
+		fr-w*) opts+=(set_ways "${cfg#fr-w}") ;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
@@ -421,7 +423,7 @@ blk_run() {
 	BENCH_DEV=$DEV
 	if [ "$wl" = randread ]; then
 		fio_ok "$id-prep" "$job" prep || { verify=FAIL why="prep"; }
-		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
+		case $cfg in fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-w*) $DMS message bfr 0 flush; fr_wait_clean 30 ;; esac
 		lap prep
 	fi
 	s0=$(status)

@@ -296,6 +296,36 @@ TEST(superblock_sets)
 	CHECK_EQ(fr_geometry_layout(&g, pm, &p, &why), -EINVAL);
 }
 
+/*
+ * A PM of fewer slots than the default region has chunks (8 MiB of sets of
+ * 8: 253 slots) takes the largest power of two that fits, with the default
+ * stride; a region named by the caller is not shrunk but refused.
+ */
+TEST(default_region_fits_small_pm)
+{
+	struct fr_format_params p;
+	struct fr_geometry g;
+	const char *why = NULL;
+	u64 pm = 8ULL << 20;
+
+	memset(&p, 0, sizeof(p));
+	p.ways = 8;
+	p.origin_sectors = 1 << 17;
+	REQUIRE(!fr_geometry_layout(&g, pm, &p, &why));
+	CHECK_EQ(g.nr_slots, 253);
+	CHECK_EQ(g.region_chunks, 128);
+	CHECK_EQ(g.stride_slots, 129);
+	/* pairs on the same PM: the default region, as before */
+	p.ways = 2;
+	REQUIRE(!fr_geometry_layout(&g, pm, &p, &why));
+	CHECK_EQ(g.region_chunks, 256);
+	/* named, it must fit */
+	p.ways = 8;
+	p.region_chunks = 256;
+	CHECK_EQ(fr_geometry_layout(&g, pm, &p, &why), -EINVAL);
+	CHECK_STR(why, "region larger than the PM's slot count");
+}
+
 TEST(superblock_refuses_corrupt_geometry)
 {
 	struct fr_sb_disk sb, bad;
