@@ -758,6 +758,30 @@ def main():
                     lambda r: r.get("origin_kib_per_write"),
                     f"the origin's KiB per write request during the run, {who}")
 
+    # Sets (fr-wN: set_ways N) where a run has them, beside the pairs: vs
+    # dm-writecache and vs dm-fr on pairs, and what they send the origin.
+    wcfgs = sorted({r["config"] for r in perf if r.get("set") == B
+                    and r.get("workload", "").startswith("overflow_")
+                    and r.get("config", "").startswith("fr-w")})
+    for cfg in wcfgs:
+        tag = cfg.replace("-", "_")
+        for kind in ("overflow_rand", "overflow_seq"):
+            put(f"ref_{kind}_{tag}_vs_dm_writecache", paired_ratio(perf, B, kind, cfg, "wc"))
+            put(f"ref_{kind}_{tag}_vs_fr", paired_ratio(perf, B, kind, cfg, "fr"))
+            rows_ = group(perf, B, kind, cfg)
+            per_run(f"ref_{kind}_{tag}_origin_mib_per_mib_written", rows_, origin_per_written,
+                    f"the origin's MiB written over the MiB fio wrote, dm-fr with set_ways "
+                    f"{cfg[4:]}")
+            per_run(f"ref_{kind}_{tag}_origin_kib_per_request", rows_,
+                    lambda r: r.get("origin_kib_per_write"),
+                    f"the origin's KiB per write request, dm-fr with set_ways {cfg[4:]}")
+    for cfg in (["fr"] + wcfgs) if wcfgs else []:
+        tag = cfg.replace("-", "_")
+        for kind in ("overflow_rand", "overflow_seq"):
+            per_run(f"ref_{kind}_{tag}_forced_per_write", group(perf, B, kind, cfg),
+                    lambda r: r.get("forced_per_write"),
+                    f"forced writebacks per chunk written during the run ({cfg})")
+
     # Forced writebacks per write while the working set fits in half the PM.
     hp = [r["forced_per_write"] for r in group(perf, B, "halfpm", "fr")
           if r["forced_per_write"] is not None and r["verify"] == "ok"]
