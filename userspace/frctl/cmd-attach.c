@@ -454,6 +454,7 @@ int cmd_attach(int argc, char **argv)
 		{ "chunk-size", required_argument, NULL, 'C' },
 		{ "region-size", required_argument, NULL, 'R' },
 		{ "stride", required_argument, NULL, 'S' },
+		{ "ways", required_argument, NULL, 'W' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -494,6 +495,7 @@ int cmd_attach(int argc, char **argv)
 		case 'C':
 		case 'R':
 		case 'S':
+		case 'W':
 			if (geo_opts_parse(&go, c, optarg))
 				return FR_EXIT_USAGE;
 			break;
@@ -930,17 +932,22 @@ int cmd_detach(int argc, char **argv)
 static void table_opts_of(const struct fr_dev *d, struct table_opts *to)
 {
 	u64 tun[FR_NR_TUNABLES];
-	char w[64];
+	char w[72], val[72];
 	const char *p = d->table.opts;
-	int i, n;
+	int i;
 
 	table_opts_init(to);
 	tunables_of_table(d->table.opts, tun);
 	for (i = 0; i < FR_NR_TUNABLES; i++)
 		if (tun[i] != frctl_tunables[i].def)
 			to->tun[i] = (long long)tun[i];
-	while (sscanf(p, "%63s%n", w, &n) == 1) {
-		p += n;
+	/*
+	 * The keywords. The geometry (chunk_size ... set_ways) is the old
+	 * PM's: the new one is formatted with frctl's defaults.
+	 */
+	while (table_arg_next(&p, w, sizeof(w), val, sizeof(val))) {
+		if (val[0])
+			continue;
 		if (!strcmp(w, "cleaner"))
 			to->cleaner = true;
 		else if (!strcmp(w, "no_read_fill"))

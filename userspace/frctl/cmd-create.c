@@ -269,6 +269,29 @@ int create_device(const char *name, const char *pm, const char *origin,
 	return 0;
 }
 
+/* The geometry options given to create --format, as format takes them. */
+static void print_geo_opts(const struct geo_opts *go, const char *origin_id,
+			   const u8 *uuid)
+{
+	char us[37];
+
+	if (go->chunk_bytes)
+		printf(" --chunk-size %llu", (unsigned long long)go->chunk_bytes);
+	if (go->region_bytes)
+		printf(" --region-size %llu",
+		       (unsigned long long)go->region_bytes);
+	if (go->stride)
+		printf(" --stride %llu", (unsigned long long)go->stride);
+	if (go->ways)
+		printf(" --ways %u", go->ways);
+	if (origin_id)
+		printf(" --origin-id %s", origin_id);
+	if (uuid) {
+		uuid_unparse_lower(uuid, us);
+		printf(" --uuid %s", us);
+	}
+}
+
 /* Create's options: these, then one per tunable (TUNABLE_OPT + its id). */
 #define TUNABLE_OPT	0x100
 
@@ -281,6 +304,7 @@ int cmd_create(int argc, char **argv)
 		{ "chunk-size", required_argument, NULL, 'C' },
 		{ "region-size", required_argument, NULL, 'R' },
 		{ "stride", required_argument, NULL, 'S' },
+		{ "ways", required_argument, NULL, 'W' },
 		{ "origin-id", required_argument, NULL, 'I' },
 		{ "uuid", required_argument, NULL, 'U' },
 		{ "cleaner", no_argument, NULL, 'c' },
@@ -324,6 +348,7 @@ int cmd_create(int argc, char **argv)
 		case 'C':
 		case 'R':
 		case 'S':
+		case 'W':
 			if (geo_opts_parse(&go, c, optarg))
 				return FR_EXIT_USAGE;
 			geo = true;
@@ -379,7 +404,7 @@ int cmd_create(int argc, char **argv)
 	if (!origin)
 		return fr_usage_error("--origin is required");
 	if (geo && !format)
-		return fr_usage_error("--chunk-size, --region-size, --stride, --origin-id and --uuid need --format (without it the PM's superblock decides)");
+		return fr_usage_error("--chunk-size, --region-size, --stride, --ways, --origin-id and --uuid need --format (without it the PM's superblock decides)");
 	hi = FR_TUNABLE_high_watermark;
 	lo = FR_TUNABLE_low_watermark;
 	if (to.tun[hi] >= 0 && to.tun[lo] >= 0 && to.tun[lo] > to.tun[hi])
@@ -387,8 +412,9 @@ int cmd_create(int argc, char **argv)
 				      to.tun[lo], names[hi], to.tun[hi]);
 	if (format) {
 		if (dry) {
-			printf("frctl format --pm %s --origin %s%s\n", pm, origin,
-			       force ? " --force" : "");
+			printf("frctl format --pm %s --origin %s", pm, origin);
+			print_geo_opts(&go, origin_id, have_uuid ? uuid : NULL);
+			printf("%s\n", force ? " --force" : "");
 			printf("(then, with the uuid the format picks:)\n");
 			printf("dmsetup create %s --uuid FR-<uuid> --table '0 <origin sectors> fr %s %s ...'\n",
 			       name, origin, pm);

@@ -52,9 +52,15 @@ static int want_one_arg(int argc, char **argv, const char *what,
 	return 0;
 }
 
-/* --chunk-size/--region-size/--stride, shared by format and create. */
+/*
+ * --chunk-size/--region-size/--stride/--ways, shared by format, create and
+ * attach: 0, 1 for an option that is not one of them, or -1 after a usage
+ * error.
+ */
 int geo_opts_parse(struct geo_opts *go, int c, const char *arg)
 {
+	u64 v;
+
 	switch (c) {
 	case 'C':
 		if (parse_opt_size("--chunk-size", arg, &go->chunk_bytes))
@@ -77,6 +83,15 @@ int geo_opts_parse(struct geo_opts *go, int c, const char *arg)
 	case 'S':
 		return parse_opt_u64("--stride", arg, 1, FR_MAX_SLOTS - 1,
 				     &go->stride) ? -1 : 0;
+	case 'W':
+		/* The widths of fr-format.h: a pair (version 1), or a set. */
+		if (parse_u64(arg, &v) || v < FR_PAIR_WAYS || v > FR_MAX_WAYS ||
+		    (v & (v - 1))) {
+			fr_usage_error("--ways must be 2, 4 or 8, not '%s'", arg);
+			return -1;
+		}
+		go->ways = (u32)v;
+		return 0;
 	}
 	return 1;
 }
@@ -93,6 +108,8 @@ static int geo_params(const struct geo_opts *go, u64 pm_bytes,
 	u64 region;
 
 	p->chunk_sectors = (u32)(chunk >> FR_SECTOR_SHIFT);
+	/* A pair is version 1's layout: no FR_INCOMPAT_SETS, set_ways 0. */
+	p->ways = go->ways == FR_PAIR_WAYS ? 0 : go->ways;
 	if (go->region_bytes) {
 		if (go->region_bytes % chunk ||
 		    ((go->region_bytes / chunk) & (go->region_bytes / chunk - 1)) ||
@@ -300,6 +317,9 @@ int format_pm(const char *pm_path, const char *origin_path,
 		       fmt_bytes(b2, sizeof(b2), g.nr_chunks *
 				 ((u64)g.chunk_sectors << FR_SECTOR_SHIFT)),
 		       g.region_chunks, (unsigned long long)g.stride_slots);
+		if (g.ways != FR_PAIR_WAYS)
+			printf("  set_ways %u: slots of %u chunks (incompat feature sets)\n",
+			       g.ways, g.ways);
 	}
 	r = 0;
 out:
@@ -315,6 +335,7 @@ int cmd_format(int argc, char **argv)
 		{ "chunk-size", required_argument, NULL, 'C' },
 		{ "region-size", required_argument, NULL, 'R' },
 		{ "stride", required_argument, NULL, 'S' },
+		{ "ways", required_argument, NULL, 'W' },
 		{ "origin-id", required_argument, NULL, 'I' },
 		{ "origin-sectors", required_argument, NULL, 'O' },
 		{ "uuid", required_argument, NULL, 'U' },
@@ -341,6 +362,7 @@ int cmd_format(int argc, char **argv)
 		case 'C':
 		case 'R':
 		case 'S':
+		case 'W':
 			if (geo_opts_parse(&go, c, optarg))
 				return FR_EXIT_USAGE;
 			break;

@@ -149,6 +149,7 @@ struct geo_opts {
 	u64 chunk_bytes;	/* 0: default */
 	u64 region_bytes;	/* 0: default */
 	u64 stride;		/* 0: default */
+	u32 ways;		/* chunks a slot: 0 or 2 a pair, 4 or 8 a set */
 };
 int verb_getopt(int argc, char **argv, const char *shortopts,
 		const struct option *longopts);
@@ -234,6 +235,16 @@ int tunable_find(const char *name);
 void tunable_option(int id, char *out, size_t len);
 /* Create's help lines for the tunables. */
 void tunables_help(FILE *f);
+/*
+ * A table's optional arguments, as the kernel prints them: whether NAME
+ * takes a value (a tunable, chunk_size, region_size, stride, set_ways,
+ * uuid, origin_id), and the next argument from *p on (the count skipped):
+ * 1 with its name in key and its value in val ("" for a keyword such as
+ * cleaner), 0 at the end.
+ */
+bool table_arg_valued(const char *name);
+int table_arg_next(const char **p, char *key, size_t klen, char *val,
+		   size_t vlen);
 /* Every tunable's value in a table's optional arguments (else default). */
 void tunables_of_table(const char *opts, u64 out[FR_NR_TUNABLES]);
 

@@ -217,6 +217,8 @@ struct json_object *meta_sb_json(struct fr_meta *m)
 	add_u64(o, "stride_slots", g->stride_slots);
 	add_u64(o, "nr_chunks", g->nr_chunks);
 	add_u64(o, "nr_slots", g->nr_slots);
+	/* Chunks a slot: 2, a pair (the superblock's field is 0), or 4, 8. */
+	add_u64(o, "set_ways", g->ways);
 	add_u64(o, "cache_bytes", g->nr_chunks * chunk_bytes);
 	add_u64(o, "tags_offset", g->tags_offset);
 	add_u64(o, "data_offset", g->data_offset);
@@ -249,6 +251,11 @@ void meta_print_sb(FILE *f, struct fr_meta *m)
 		fmt_bytes(b1, sizeof(b1), g->origin_sectors << FR_SECTOR_SHIFT));
 	fprintf(f, "format:         version %u, formatted %s\n",
 		le32_to_cpu(sb->version), t);
+	if (g->ways == FR_PAIR_WAYS)
+		fprintf(f, "slots:          pairs (set_ways 2)\n");
+	else
+		fprintf(f, "slots:          sets of %u chunks (set_ways %u, incompat feature sets)\n",
+			g->ways, g->ways);
 	fprintf(f, "cache:          %llu chunks of %s in %llu slots (%s of %s PM)\n",
 		(unsigned long long)g->nr_chunks,
 		fmt_bytes(b1, sizeof(b1), chunk_bytes),

@@ -273,6 +273,11 @@ void status_print(FILE *f, const char *name, const char *uuid, u64 length,
 		fmt_bytes(b2, sizeof(b2), st->chunks_total * chunk),
 		(unsigned long long)st->chunks_valid,
 		pct(st->chunks_valid, st->chunks_total));
+	/* A pair's width goes without saying (and before 1.18, unsaid). */
+	if (status_has(st, set_ways) && st->set_ways != FR_PAIR_WAYS)
+		fprintf(f, "  slots:     sets of %llu chunks (set_ways %llu)\n",
+			(unsigned long long)st->set_ways,
+			(unsigned long long)st->set_ways);
 	fprintf(f, "  dirty:     %llu chunks, %s (%.1f%%)\n",
 		(unsigned long long)st->chunks_dirty,
 		fmt_bytes(b3, sizeof(b3), st->chunks_dirty * chunk),

@@ -82,26 +82,67 @@ void tunables_help(FILE *f)
 	}
 }
 
+/*
+ * The kernel's optional arguments that take a value besides the tunables
+ * (dm-fr/fr-table.c, fr_valued_args): its table line prints them, and
+ * frctl reads past their values.
+ */
+static const char *const table_valued_args[] = {
+	"chunk_size", "region_size", "stride", "set_ways", "uuid", "origin_id",
+};
+
+bool table_arg_valued(const char *name)
+{
+	size_t i;
+
+	if (tunable_find(name) >= 0 && !strchr(name, '-'))
+		return true;
+	for (i = 0; i < sizeof(table_valued_args) / sizeof(table_valued_args[0]); i++)
+		if (!strcmp(name, table_valued_args[i]))
+			return true;
+	return false;
+}
+
+_Static_assert(FR_ORIGIN_ID_LEN < 72, "table_arg_next reads words of 71");
+
+static bool all_digits(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+int table_arg_next(const char **p, char *key, size_t klen, char *val,
+		   size_t vlen)
+{
+	char word[72];		/* the longest word a table has: an origin id */
+	int n;
+
+	/* A number where a name goes: the count (or a stray value). */
+	do {
+		if (!*p || sscanf(*p, "%71s%n", word, &n) != 1)
+			return 0;
+		*p += n;
+	} while (all_digits(word));
+	snprintf(key, klen, "%s", word);
+	val[0] = 0;
+	if (table_arg_valued(word) && sscanf(*p, "%71s%n", word, &n) == 1) {
+		*p += n;
+		snprintf(val, vlen, "%s", word);
+	}
+	return 1;
+}
+
 void tunables_of_table(const char *opts, u64 out[FR_NR_TUNABLES])
 {
-	char word[64], prev[64] = "";
+	char key[72], val[72];
 	const char *p = opts;
-	int i, n;
+	int i;
+	u64 v;
 
 	for (i = 0; i < FR_NR_TUNABLES; i++)
 		out[i] = frctl_tunables[i].def;
-	/* The count first, then words: "name value" for a tunable. */
-	while (p && sscanf(p, "%63s%n", word, &n) == 1) {
-		unsigned long long v;
-		char end;
-
-		p += n;
-		i = prev[0] ? tunable_find(prev) : -1;
-		if (i >= 0 && sscanf(word, "%llu%c", &v, &end) == 1) {
+	while (table_arg_next(&p, key, sizeof(key), val, sizeof(val))) {
+		i = tunable_find(key);
+		if (i >= 0 && !strchr(key, '-') && !parse_u64(val, &v))
 			out[i] = v;
-			prev[0] = 0;
-			continue;
-		}
-		snprintf(prev, sizeof(prev), "%s", word);
 	}
 }

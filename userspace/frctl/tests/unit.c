@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Unit tests of frctl's pure parts: number parsing, the status line parser
- * and its JSON, udev encoding, uuids, the SIGBUS-guarded PM read, and the
- * superblock classifier.
+ * and its JSON and text, a table line's optional arguments, udev encoding,
+ * uuids, the SIGBUS-guarded PM read, and the superblock classifier.
  * Prints one line per failure and "N passed, N failed" at the end.
  */
 #include <errno.h>
@@ -160,6 +160,101 @@ static void test_status(void)
 		CHECK(!json_object_object_get_ex(o, "uuid", &v));
 		json_object_put(o);
 	}
+}
+
+/*
+ * A table line's optional arguments as the kernel prints them (with fresh's
+ * geometry, set_ways among it): each argument read with its value, the
+ * tunables found among them, nothing taken for what it is not.
+ */
+static void test_table_args(void)
+{
+	const char *line = "16 uuid 0123456789abcdef0123456789abcdef origin_id cleaner chunk_size 8192 region_size 65536 stride 5 set_ways 8 writeback_period 20 cleaner no_read_fill";
+	char key[72], val[72], all[400] = "";
+	u64 tun[FR_NR_TUNABLES];
+	const char *p = line;
+	struct fr_table t;
+	size_t o = 0;
+	int i, ok;
+
+	while (table_arg_next(&p, key, sizeof(key), val, sizeof(val)))
+		o += (size_t)snprintf(all + o, sizeof(all) - o, "%s%s%s%s",
+				      o ? " " : "", key, val[0] ? "=" : "", val);
+	CHECK(!strcmp(all, "uuid=0123456789abcdef0123456789abcdef origin_id=cleaner chunk_size=8192 region_size=65536 stride=5 set_ways=8 writeback_period=20 cleaner no_read_fill"));
+	CHECK(table_arg_valued("set_ways") && table_arg_valued("stride") &&
+	      table_arg_valued("writeback_period") &&
+	      !table_arg_valued("writeback-period") &&
+	      !table_arg_valued("cleaner") && !table_arg_valued("8"));
+
+	tunables_of_table(line, tun);
+	ok = 1;
+	for (i = 0; i < FR_NR_TUNABLES; i++)
+		if (tun[i] != (i == FR_TUNABLE_writeback_period ? 20 :
+			       frctl_tunables[i].def))
+			ok = 0;
+	CHECK(ok);
+	/* A value is never a name: an origin id that reads as a tunable. */
+	tunables_of_table("6 origin_id writeback_jobs set_ways 8 prefetch_kib 0",
+			  tun);
+	CHECK(tun[FR_TUNABLE_writeback_jobs] ==
+	      frctl_tunables[FR_TUNABLE_writeback_jobs].def &&
+	      tun[FR_TUNABLE_prefetch_kib] == 0);
+	tunables_of_table("", tun);
+	CHECK(tun[FR_TUNABLE_prefetch_kib] ==
+	      frctl_tunables[FR_TUNABLE_prefetch_kib].def);
+
+	/* The line round-trips: status and resize keep it verbatim. */
+	CHECK(!table_parse("253:1 259:0 4 set_ways 8 stride 5", &t) &&
+	      !strcmp(t.opts, "4 set_ways 8 stride 5"));
+}
+
+/* status_print's text of a status line, in a string to free. */
+static char *status_text(const char *line)
+{
+	struct fr_status st;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (status_parse(line, &st))
+		return NULL;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return NULL;
+	status_print(f, "fr0", NULL, 16384, NULL, &st, NULL, 0);
+	fclose(f);
+	return text;
+}
+
+/*
+ * The width of a set in frctl status (set_ways=, target 1.18): "sets of 8"
+ * in the text, set_ways in the JSON; a pair's 2, or no field (a module
+ * before 1.18), adds nothing to the text.
+ */
+static void test_status_ways(void)
+{
+	struct json_object *o, *v;
+	struct fr_status st;
+	char line[256], *text;
+
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 set_ways=8", good);
+	CHECK(!status_parse(line, &st) && status_has(&st, set_ways) &&
+	      st.set_ways == 8);
+	o = status_json("fr0", NULL, 16384, NULL, &st, NULL, 0);
+	CHECK(json_object_object_get_ex(o, "set_ways", &v) &&
+	      json_object_get_uint64(v) == 8);
+	json_object_put(o);
+	text = status_text(line);
+	CHECK(text && strstr(text, "\n  slots:     sets of 8 chunks (set_ways 8)\n"));
+	free(text);
+
+	snprintf(line, sizeof(line), "%s 5 6 7 8 9 set_ways=2", good);
+	text = status_text(line);
+	CHECK(text && strstr(text, "  cache:") && !strstr(text, "slots:"));
+	free(text);
+	text = status_text(good);
+	CHECK(text && strstr(text, "  cache:") && !strstr(text, "slots:"));
+	free(text);
 }
 
 static void test_strings(void)
@@ -330,6 +425,8 @@ int main(void)
 {
 	test_numbers();
 	test_status();
+	test_table_args();
+	test_status_ways();
 	test_strings();
 	test_sigbus();
 	test_sb_classify();
