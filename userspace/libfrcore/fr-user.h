@@ -16,16 +16,6 @@
 #define FR_TYPES_H
 #define FR_PM_H
 
-/*
- * Userspace reads sets (FR_INCOMPAT_SETS) already; the kernel module does
- * not until its glue handles them (docs/design.md, "Sets of 8").
- * bench/tools/coreprof.sh builds with FR_NO_SETS to count the core as the
- * module compiles it (a pair's width a constant).
- */
-#ifndef FR_NO_SETS
-#define FR_SETS
-#endif
-
 /* This file comes before any system header: the programs' feature macro. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
