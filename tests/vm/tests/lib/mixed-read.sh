@@ -79,10 +79,12 @@ mixed_read_race() {
 	[ "$(blockdev --getsize64 "$nbd" 2>/dev/null)" = $((64 << 20)) ] ||
 		{ cat "$FR_OUT/nbd-client.log"; fail "$nbd is not connected (64 MiB)"; }
 
-	# The geometry, to find three keys of one slot.
+	# The geometry, to find three keys of one slot. Pairs, named (also
+	# under tests/vm/run --ways): the steps below fill a slot with A and D
+	# and evict A with a third key, a pair's eviction.
 	pm=$(pm_slice frpm 16)
 	udev_noscan frmr
-	dev=$(fr_create frmr "$nbd" "$pm" fresh)
+	dev=$(fr_create frmr "$nbd" "$pm" fresh set_ways 2)
 	dm_remove frmr
 	frctl dump --force --json "$pm" > sb.json 2> sb.err || fail "frctl dump failed: $(cat sb.err)"
 	sb() { jq -r "[.. | objects | select(has(\"$1\")) | .$1][0]" sb.json; }
