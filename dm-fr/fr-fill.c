@@ -35,12 +35,19 @@
 /* Prefetch buffers in flight (allocated, not yet installed), at most. */
 #define FR_PREFETCH_MAX_BYTES	(4 * FR_PREFETCH_MAX_KIB << 10)
 /*
- * prefetch_seen[w % FR_PREFETCH_SEEN]: window w + 1 in the low bits, and
- * whether it was prefetched (for a miss, or ahead of a stream).
+ * prefetch_seen[w % FR_PREFETCH_SEEN]: window w + 1 in the low 40 bits
+ * (windows further out alias: a lost prefetch or one more), when it was
+ * noted (jiffies / 16, 22 bits), and whether it was prefetched (for a
+ * miss, or ahead of a stream). An entry older than FR_PF_FORGET_MS is
+ * forgotten: by then its prefetch has landed, and a miss there is a chunk
+ * that left PM since (a working set larger than the PM, read again).
  */
 #define FR_PF_DONE		(1ULL << 63)
 #define FR_PF_AHEAD		(1ULL << 62)
-#define FR_PF_WINDOW		(FR_PF_AHEAD - 1)
+#define FR_PF_STAMP_SHIFT	40
+#define FR_PF_STAMP		(((1ULL << 22) - 1) << FR_PF_STAMP_SHIFT)
+#define FR_PF_WINDOW		((1ULL << FR_PF_STAMP_SHIFT) - 1)
+#define FR_PF_FORGET_MS		2000
 
 /*
  * A chunk a read miss brings from the origin into memory of the target's
@@ -338,16 +345,37 @@ static u64 *fr_prefetch_seen(struct dm_fr *fr, u64 w)
 	return &fr->fills.prefetch_seen[w % FR_PREFETCH_SEEN];
 }
 
+static u64 fr_prefetch_stamp(void)
+{
+	u64 now = jiffies;
+
+	return (now >> 4 << FR_PF_STAMP_SHIFT) & FR_PF_STAMP;
+}
+
+/* Whether window w is in the table, noted less than FR_PF_FORGET_MS ago. */
+static bool fr_prefetch_seen_now(struct dm_fr *fr, u64 w, u64 *v)
+{
+	u64 age;
+
+	*v = READ_ONCE(*fr_prefetch_seen(fr, w));
+	if ((*v & FR_PF_WINDOW) != ((w + 1) & FR_PF_WINDOW))
+		return false;
+	age = ((fr_prefetch_stamp() - (*v & FR_PF_STAMP)) & FR_PF_STAMP) >>
+	      FR_PF_STAMP_SHIFT;
+	return age <= msecs_to_jiffies(FR_PF_FORGET_MS) >> 4;
+}
+
 static bool fr_prefetch_was(struct dm_fr *fr, u64 w, u64 flags)
 {
-	u64 v = READ_ONCE(*fr_prefetch_seen(fr, w));
+	u64 v;
 
-	return (v & FR_PF_WINDOW) == w + 1 && (v & flags);
+	return fr_prefetch_seen_now(fr, w, &v) && (v & flags);
 }
 
 static void fr_prefetch_note(struct dm_fr *fr, u64 w, u64 flags)
 {
-	WRITE_ONCE(*fr_prefetch_seen(fr, w), (w + 1) | flags);
+	WRITE_ONCE(*fr_prefetch_seen(fr, w),
+		   ((w + 1) & FR_PF_WINDOW) | fr_prefetch_stamp() | flags);
 }
 
 /*
@@ -355,12 +383,13 @@ static void fr_prefetch_note(struct dm_fr *fr, u64 w, u64 flags)
  * lock held). The second miss in a window reads the window's other
  * fillable chunks ahead; a miss in the window after one prefetched is a
  * stream: its window now, and the next ahead. A window already prefetched
- * prefetches no more: its misses are chunks still in flight, or chunks
- * that cannot be filled.
+ * prefetches no more until the table forgets it (FR_PF_FORGET_MS): its
+ * misses meanwhile are chunks still in flight, or chunks that cannot be
+ * filled.
  */
 void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 {
-	u64 n = fr_prefetch_chunks(fr), w;
+	u64 n = fr_prefetch_chunks(fr), w, v;
 
 	if (!n || READ_ONCE(fr->cleaner))
 		return;
@@ -376,7 +405,7 @@ void fr_prefetch(struct dm_fr *fr, u64 first, u64 last)
 		fr_prefetch_window(fr, w + 1, n, U64_MAX, 0);
 		return;
 	}
-	if (READ_ONCE(*fr_prefetch_seen(fr, w)) != w + 1) {
+	if (!fr_prefetch_seen_now(fr, w, &v)) {
 		fr_prefetch_note(fr, w, 0);	/* its first miss */
 		return;
 	}
