@@ -273,11 +273,13 @@ internal block. So emulated benchmarks flatter dm-fr most on streams of small
 buffered writes; on fsync-bound workloads the fence counts are equal or near.
 In instructions the core adds {m['instructions'] - raw_ir} (miss) and {h['instructions'] - raw_ir} (hit) to the
 {raw_ir} of the 4 KiB copy, and a read hit {r['instructions'] - raw_ir}. These are the core as the module
-compiles it, with a pair's width a constant (coreprof.sh builds with
-`FR_NO_SETS`). Since the core takes the slot's width from the geometry (sets,
-2026-11-28) its loops over a slot's chunks cost a write miss 67 instructions
-more (925 before), a write hit 112 (1,086) and a chunk written back 41 (998),
-with no fence, PM line or shared line more.
+compiles it: since target 1.18 one code path for every width of a slot (pairs,
+and sets of 4 or 8), the width read from the geometry. Against the core before
+sets (2026-11-27), whose loops knew a pair, a write miss costs
+{m['instructions'] - 925} instructions more (925 then), a write hit {h['instructions'] - 1086} (1,086) and a chunk
+written back {dmfr['writeback_per_chunk']['instructions'] - 998} (998), with no fence, PM line or shared line more. (About half of that
+came with the loops over a slot's chunks, measured with the width still a
+pair's constant: 67, 112 and 41; the rest with the width a variable.)
 
 The third fence of a write hit (P4, after dropping the old copy) comes after
 the write is already durable (P2) and recovery would drop a superseded copy
