@@ -748,15 +748,17 @@ def main():
         if r.get("origin_write_mib") is None or not r.get("written_mib"):
             return None
         return r["origin_write_mib"] / r["written_mib"]
+    def origin_rows(name, rows_, who):
+        """What a configuration sent the origin, as rows name % metric."""
+        per_run(name % "origin_mib_per_mib_written", rows_, origin_per_written,
+                f"the origin's MiB written (its /sys/block stat) over the MiB fio wrote, "
+                f"during the run, {who}")
+        per_run(name % "origin_kib_per_request", rows_,
+                lambda r: r.get("origin_kib_per_write"),
+                f"the origin's KiB per write request during the run, {who}")
     for kind in ("overflow_rand", "overflow_seq"):
         for cfg, pre, who in (("fr", "", "dm-fr"), ("wc", "ref_dm_writecache_", "dm-writecache")):
-            rows_ = group(perf, B, kind, cfg)
-            per_run(f"{pre}{kind}_origin_mib_per_mib_written", rows_, origin_per_written,
-                    f"the origin's MiB written (its /sys/block stat) over the MiB fio wrote, "
-                    f"during the run, {who}")
-            per_run(f"{pre}{kind}_origin_kib_per_request", rows_,
-                    lambda r: r.get("origin_kib_per_write"),
-                    f"the origin's KiB per write request during the run, {who}")
+            origin_rows(f"{pre}{kind}_%s", group(perf, B, kind, cfg), who)
 
     # Sets (fr-wN: set_ways N) where a run has them, beside the pairs: vs
     # dm-writecache and vs dm-fr on pairs, and what they send the origin.
@@ -768,13 +770,8 @@ def main():
         for kind in ("overflow_rand", "overflow_seq"):
             put(f"ref_{kind}_{tag}_vs_dm_writecache", paired_ratio(perf, B, kind, cfg, "wc"))
             put(f"ref_{kind}_{tag}_vs_fr", paired_ratio(perf, B, kind, cfg, "fr"))
-            rows_ = group(perf, B, kind, cfg)
-            per_run(f"ref_{kind}_{tag}_origin_mib_per_mib_written", rows_, origin_per_written,
-                    f"the origin's MiB written over the MiB fio wrote, dm-fr with set_ways "
-                    f"{cfg[4:]}")
-            per_run(f"ref_{kind}_{tag}_origin_kib_per_request", rows_,
-                    lambda r: r.get("origin_kib_per_write"),
-                    f"the origin's KiB per write request, dm-fr with set_ways {cfg[4:]}")
+            origin_rows(f"ref_{kind}_{tag}_%s", group(perf, B, kind, cfg),
+                        f"dm-fr with set_ways {cfg[4:]}")
     for cfg in (["fr"] + wcfgs) if wcfgs else []:
         tag = cfg.replace("-", "_")
         for kind in ("overflow_rand", "overflow_seq"):
