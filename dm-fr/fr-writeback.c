@@ -52,7 +52,7 @@
  * every tick on a PM of up to 20 GiB (of 4 KiB chunks) at the default
  * period, every half second on 1 TiB (writeback_full_due).
  */
-#define FR_WB_BOTH_SCAN_BYTES_PER_MS	(64 << 10)
+#define FR_WB_FULL_SCAN_BYTES_PER_MS	(64 << 10)
 #define FR_WB_SAMPLE_BIOS	256
 #define FR_WB_DRAIN_ENTER	256
 #define FR_WB_DRAIN_LEAVE	1024
@@ -459,7 +459,7 @@ static bool wb_pass_due(struct dm_fr *fr)
 static bool writeback_full_due(struct dm_fr *fr, u64 forced)
 {
 	unsigned long gap = msecs_to_jiffies(div64_u64(fr->cache.geo.nr_chunks / 8,
-						FR_WB_BOTH_SCAN_BYTES_PER_MS));
+						FR_WB_FULL_SCAN_BYTES_PER_MS));
 
 	if (forced || time_after_eq(jiffies, fr->wb.full_at + gap)) {
 		fr->wb.full_at = jiffies;
