@@ -94,9 +94,7 @@ static const char *fr_tunables_refused(struct dm_fr *fr, int id, u32 v)
 }
 
 /* Optional arguments that take a value, besides the tunables. */
-static const char * const fr_valued_args[] = {
-	"chunk_size", "region_size", "stride", "set_ways", "uuid", "origin_id",
-};
+static const char * const fr_valued_args[] = { FR_TABLE_VALUED_ARGS };
 
 static bool is_valued_arg(const char *name)
 {

@@ -25,6 +25,12 @@
 #define FR_MAX_STREAM_KIB	1048576
 /* The periods' bound: an hour. */
 #define FR_MAX_PERIOD_MS	3600000
+/*
+ * The table's optional arguments that take a value, besides the tunables:
+ * the kernel parses them, and frctl reads past their values in a table line.
+ */
+#define FR_TABLE_VALUED_ARGS \
+	"chunk_size", "region_size", "stride", "set_ways", "uuid", "origin_id"
 
 enum fr_tunable_id {
 #define FR_TUNABLE(name, min, max, def, unit, what) FR_TUNABLE_##name,

@@ -82,14 +82,8 @@ void tunables_help(FILE *f)
 	}
 }
 
-/*
- * The kernel's optional arguments that take a value besides the tunables
- * (dm-fr/fr-table.c, fr_valued_args): its table line prints them, and
- * frctl reads past their values.
- */
-static const char *const table_valued_args[] = {
-	"chunk_size", "region_size", "stride", "set_ways", "uuid", "origin_id",
-};
+/* The kernel's optional arguments that take a value besides the tunables. */
+static const char *const table_valued_args[] = { FR_TABLE_VALUED_ARGS };
 
 bool table_arg_valued(const char *name)
 {
