@@ -30,9 +30,9 @@ static enum fr_page_kind fr_page_kind(const struct fr_geometry *g, u64 pg,
 	if (end > g->tags_offset && off < tags_end) {
 		/* Slots whose tags (ways per slot) the page holds. */
 		*first = (max(off, g->tags_offset) - g->tags_offset) /
-			 (fr_ways(g) * sizeof(struct fr_tag_disk));
+			 (g->ways * sizeof(struct fr_tag_disk));
 		*last = (min(end, tags_end) - 1 - g->tags_offset) /
-			(fr_ways(g) * sizeof(struct fr_tag_disk));
+			(g->ways * sizeof(struct fr_tag_disk));
 		return FR_PAGE_TAGS;
 	}
 	if (end > g->data_offset && off < data_end) {
@@ -115,9 +115,9 @@ u64 fr_badpm_retired(struct dm_fr *fr)
 	if (!fr->cache.bad.chunks)
 		return 0;
 	for_each_set_bit(i, fr->cache.bad.tag_slots, g->nr_slots)
-		n += fr_ways(g);
+		n += g->ways;
 	for_each_set_bit(i, fr->cache.bad.chunks, g->nr_chunks)
-		n += !test_bit(i >> fr_ways_shift(g), fr->cache.bad.tag_slots);
+		n += !test_bit(i >> g->ways_shift, fr->cache.bad.tag_slots);
 	return n;
 }
 
@@ -186,7 +186,7 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 			if (k == FR_PAGE_DATA) {
 				ok = test_bit(first, fr->cache.bad.chunks) &&
 				     !test_bit(first, fr->cache.valid_bits) &&
-				     !test_bit(first >> fr_ways_shift(&fr->cache.geo),
+				     !test_bit(first >> fr->cache.geo.ways_shift,
 					       fr->cache.bad.tag_slots);
 			} else {
 				for (s = first; s <= last && ok; s++)
@@ -200,8 +200,7 @@ u64 fr_badpm_clear(struct dm_fr *fr)
 				} else if (k == FR_PAGE_TAGS) {
 					bitmap_clear(fr->cache.bad.tag_slots, first,
 						     last - first + 1);
-					back += fr_ways(g) *
-						(last - first + 1);
+					back += g->ways * (last - first + 1);
 				}
 			}
 			fr_lock_slots(fr, k, first, last, false);

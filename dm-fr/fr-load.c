@@ -252,7 +252,7 @@ int fr_prepare_recover(struct dm_fr *fr, char **error)
 	     fr->arg_region_size != (g->region_chunks << g->chunk_shift) <<
 	     SECTOR_SHIFT) ||
 	    (fr->arg_stride && fr->arg_stride != g->stride_slots) ||
-	    (fr->arg_ways && fr->arg_ways != fr_ways(g))) {
+	    (fr->arg_ways && fr->arg_ways != g->ways)) {
 		*error = "Geometry arguments do not match the PM's superblock";
 		return -EINVAL;
 	}

@@ -346,7 +346,7 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_around_stream] = s.around_stream;
 	v[FR_STATUS_around_background] = s.around_background;
 	v[FR_STATUS_around_refused] = s.around_refused;
-	v[FR_STATUS_set_ways] = fr_ways(g);
+	v[FR_STATUS_set_ways] = g->ways;
 
 	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
 	for (i = 0; i < FR_NR_STATUS; i++) {

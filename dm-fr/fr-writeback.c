@@ -710,7 +710,7 @@ static struct fr_victims *victim_stages_alloc(struct dm_fr *fr)
 	if (!v)
 		return NULL;
 	v->max_chunks = max_t(u32, FR_WB_VICTIM_BYTES / chunk_bytes,
-			      fr_ways(g)) & ~(fr_ways(g) - 1);
+			      g->ways) & ~(g->ways - 1);
 	sema_init(&v->free, FR_WB_VICTIM_STAGES);
 	for (i = 0; i < FR_WB_VICTIM_STAGES; i++) {
 		v->vs[i].stage = fr_stage_create(fr, FR_STAGE_VICTIM);

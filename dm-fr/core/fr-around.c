@@ -38,7 +38,7 @@ static bool around_allowed(const struct fr_cache *c, u64 first, u64 last)
 		if (fr_slot_tags_bad(c, s) || fr_slot_lost(c, s) ||
 		    fr_slot_pinned(c, s))
 			return false;
-		for (i = 0; i < fr_ways(&c->geo); i++) {
+		for (i = 0; i < c->geo.ways; i++) {
 			u64 commit = tag_commit(c, slot_chunk(c, s, i));
 
 			if (commit_holds(commit, key) &&
@@ -54,7 +54,7 @@ static bool around_drop(struct fr_cache *c, fr_slot_t s, fr_ochunk_t key)
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (commit_holds(tag_commit(c, p), key)) {
@@ -72,7 +72,7 @@ static void around_pin(struct fr_cache *c, fr_slot_t s)
 
 	if (!c->pinned)
 		return;
-	for (i = 0; i < fr_ways(&c->geo); i++)
+	for (i = 0; i < c->geo.ways; i++)
 		set_bit(from_pchunk(slot_chunk(c, s, i)), c->pinned);
 }
 
@@ -81,7 +81,7 @@ static void around_unpin(struct fr_cache *c, fr_slot_t s)
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++)
+	for (i = 0; i < c->geo.ways; i++)
 		clear_bit(from_pchunk(slot_chunk(c, s, i)), c->pinned);
 }
 

@@ -44,14 +44,14 @@ static inline fr_pchunk_t to_pchunk(u64 v) { return (__force fr_pchunk_t)v; }
 static inline fr_slot_t fr_slot_of_pchunk(const struct fr_geometry *g,
 					   fr_pchunk_t p)
 {
-	return to_slot(from_pchunk(p) >> fr_ways_shift(g));
+	return to_slot(from_pchunk(p) >> g->ways_shift);
 }
 
-/* Chunk i (0 .. fr_ways(g) - 1) of slot s. */
+/* Chunk i (0 .. g->ways - 1) of slot s. */
 static inline fr_pchunk_t fr_slot_chunk(const struct fr_geometry *g,
 					fr_slot_t s, u32 i)
 {
-	return to_pchunk(from_slot(s) << fr_ways_shift(g) | i);
+	return to_pchunk(from_slot(s) << g->ways_shift | i);
 }
 
 /*
@@ -136,7 +136,7 @@ static inline bool fr_slot_pinned(const struct fr_cache *c, fr_slot_t s)
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++)
+	for (i = 0; i < c->geo.ways; i++)
 		if (fr_chunk_pinned(c, fr_slot_chunk(&c->geo, s, i)))
 			return true;
 	return false;
@@ -602,10 +602,10 @@ static inline u32 fr_victim_range(const struct fr_geometry *g,
 				  fr_pchunk_t victim, fr_slot_t last,
 				  u32 max, fr_pchunk_t *first)
 {
-	u64 f = from_pchunk(victim) & ~(u64)(fr_ways(g) - 1), nr = fr_ways(g);
+	u64 f = from_pchunk(victim) & ~(u64)(g->ways - 1), nr = g->ways;
 
-	if (from_slot(last) > f >> fr_ways_shift(g))
-		nr = ((from_slot(last) + 1) << fr_ways_shift(g)) - f;
+	if (from_slot(last) > f >> g->ways_shift)
+		nr = ((from_slot(last) + 1) << g->ways_shift) - f;
 	*first = to_pchunk(f);
 	return nr < max ? (u32)nr : max;
 }

@@ -158,9 +158,6 @@ struct fr_geometry {
 	u64 slots_recip[2];
 };
 
-/* The chunks a slot of geometry g, and their log2. */
-#define fr_ways(g)		((g)->ways)
-#define fr_ways_shift(g)	((g)->ways_shift)
 
 /* Set g->slots_recip from g->nr_slots (1 .. 2^32). */
 void fr_geometry_set_recip(struct fr_geometry *g);

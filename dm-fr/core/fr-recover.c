@@ -109,12 +109,12 @@ void fr_read_slot(const struct fr_cache *c, fr_slot_t s,
 
 	if (fr_slot_tags_bad(c, s)) {
 		/* Known unreadable: not read; the slot counts as empty. */
-		memset(t, 0, fr_ways(&c->geo) * sizeof(*t));
+		memset(t, 0, c->geo.ways * sizeof(*t));
 		return;
 	}
-	for (i = 0; i < fr_ways(&c->geo); i++)
+	for (i = 0; i < c->geo.ways; i++)
 		read_tag(c, slot_chunk(c, s, i), &t[i]);
-	judge_pair(t, fr_ways(&c->geo));
+	judge_pair(t, c->geo.ways);
 }
 
 /*
@@ -150,8 +150,8 @@ static bool batch_load(struct tag_batch *b, u64 p)
 	b->first = first;
 	b->n = 0;
 	if (c->bad.tag_slots)
-		for (s = first >> fr_ways_shift(&c->geo);
-		     s < (first + FR_TAG_BATCH) >> fr_ways_shift(&c->geo) &&
+		for (s = first >> c->geo.ways_shift;
+		     s < (first + FR_TAG_BATCH) >> c->geo.ways_shift &&
 		     s < c->geo.nr_slots; s++)
 			if (fr_slot_tags_bad(c, to_slot(s)))
 				return false;
@@ -177,8 +177,8 @@ static const struct fr_tag_disk *batch_tag(const struct tag_batch *b, u64 p)
 static void batch_read_slot(struct tag_batch *b, u64 s,
 			    struct fr_tag_read t[FR_MAX_WAYS])
 {
-	const u32 ways = fr_ways(&b->c->geo);
-	u64 p = s << fr_ways_shift(&b->c->geo);
+	const u32 ways = b->c->geo.ways;
+	u64 p = s << b->c->geo.ways_shift;
 	u32 i;
 
 	if (!b->loaded || p < b->first || p >= b->first + FR_TAG_BATCH)
@@ -290,12 +290,12 @@ static void scan_bits_slot(struct recovery *rv, struct scan_bits *sb, u64 s,
 	struct fr_cache *c = rv->c;
 	u32 i;
 
-	if (FR_STEP(slot_needs_resolving, t, fr_ways(&c->geo))) {
+	if (FR_STEP(slot_needs_resolving, t, c->geo.ways)) {
 		rv->scan_only = false;
 		return;
 	}
-	for (i = 0; i < fr_ways(&c->geo); i++) {
-		u64 p = (s << fr_ways_shift(&c->geo)) + i;
+	for (i = 0; i < c->geo.ways; i++) {
+		u64 p = (s << c->geo.ways_shift) + i;
 		unsigned long bit = 1UL << (p % BITS_PER_LONG);
 
 		if (t[i].valid) {
@@ -327,7 +327,7 @@ static int recover_scan(struct recovery *rv, const char **why)
 	struct fr_recovery_report *rep = rv->rep;
 	struct scan_bits sb = { 0 };
 	struct fr_tag_read t[FR_MAX_WAYS];
-	const u32 ways = fr_ways(&rv->c->geo);
+	const u32 ways = rv->c->geo.ways;
 	u32 i;
 	u64 s;
 
@@ -389,7 +389,7 @@ static void recover_judge_groups(struct recovery *rv)
 	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
 		batch_read_slot(&rv->batch, s, t);
-		for (i = 0; i < fr_ways(&rv->c->geo); i++) {
+		for (i = 0; i < rv->c->geo.ways; i++) {
 			struct fr_group_scratch *grp;
 
 			if (!t[i].valid || (t[i].commit & FR_TAG_INCOMPLETE))
@@ -417,7 +417,7 @@ static void recover_settle_groups(struct recovery *rv)
 	batch_init(&rv->batch, rv->c);
 	for (s = 0; s < rv->c->geo.nr_slots; s++) {
 		batch_read_slot(&rv->batch, s, t);
-		for (i = 0; i < fr_ways(&rv->c->geo); i++) {
+		for (i = 0; i < rv->c->geo.ways; i++) {
 			u64 rc;
 
 			if (!t[i].valid || !(t[i].commit & FR_TAG_INCOMPLETE))
@@ -445,7 +445,7 @@ static void recover_bad_chunks(struct recovery *rv, fr_slot_t s, u64 *rc)
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&rv->c->geo); i++) {
+	for (i = 0; i < rv->c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(rv->c, s, i);
 
 		if (!(rc[i] & FR_TAG_VALID) || !fr_chunk_bad(rv->c, p))
@@ -473,8 +473,8 @@ static void recover_superseded(struct recovery *rv, u64 base, u64 *rc)
 	struct fr_cache *c = rv->c;
 	u32 i, j, drop;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
-		for (j = i + 1; j < fr_ways(&c->geo) && (rc[i] & FR_TAG_VALID); j++) {
+	for (i = 0; i < c->geo.ways; i++) {
+		for (j = i + 1; j < c->geo.ways && (rc[i] & FR_TAG_VALID); j++) {
 			if (!(rc[j] & FR_TAG_VALID) ||
 			    fr_commit_key(rc[i]) != fr_commit_key(rc[j]))
 				continue;
@@ -498,13 +498,13 @@ static void recover_slots(struct recovery *rv)
 	struct fr_cache *c = rv->c;
 	struct fr_recovery_report *rep = rv->rep;
 	struct fr_tag_read t[FR_MAX_WAYS];
-	const u32 ways = fr_ways(&c->geo);
+	const u32 ways = c->geo.ways;
 	u64 s, base, rc[FR_MAX_WAYS], nr_valid = 0, nr_dirty = 0;
 	u32 i;
 
 	batch_init(&rv->batch, c);
 	for (s = 0; s < c->geo.nr_slots; s++) {
-		base = s << fr_ways_shift(&c->geo);
+		base = s << c->geo.ways_shift;
 		if (fr_slot_tags_bad(c, to_slot(s))) {
 			/* Nothing known: nothing valid (lost until forgotten). */
 			for (i = 0; i < ways; i++) {

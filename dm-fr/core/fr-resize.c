@@ -74,7 +74,7 @@ int fr_resize_check(const struct fr_cache *c, u64 new_sectors,
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
 		fr_read_slot(c, to_slot(s), t);
-		for (i = 0; i < fr_ways(g); i++) {
+		for (i = 0; i < g->ways; i++) {
 			if (t[i].unreadable) {
 				rep->unreadable++;
 				continue;

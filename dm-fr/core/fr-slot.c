@@ -45,11 +45,11 @@ enum plan {
  */
 static fr_pchunk_t free_chunk(const struct fr_cache *c, fr_slot_t s)
 {
-	fr_pchunk_t p, pick = slot_chunk(c, s, fr_ways(&c->geo) - 1);
+	fr_pchunk_t p, pick = slot_chunk(c, s, c->geo.ways - 1);
 	bool picked_free = false;
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		p = slot_chunk(c, s, i);
 		if (fr_chunk_bad(c, p))
 			continue;
@@ -83,10 +83,10 @@ static u32 slot_good(const struct fr_cache *c, fr_slot_t s, fr_pchunk_t *last)
 	u32 i, n = 0;
 
 	if (!c->bad.chunks) {
-		*last = slot_chunk(c, s, fr_ways(&c->geo) - 1);
-		return fr_ways(&c->geo);
+		*last = slot_chunk(c, s, c->geo.ways - 1);
+		return c->geo.ways;
 	}
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (!fr_chunk_bad(c, p)) {
@@ -156,7 +156,7 @@ static enum plan plan_victim(const struct fr_cache *c, fr_ochunk_t key,
 	u32 i, copies = 0;
 	bool have = false;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		p = slot_chunk(c, s, i);
 		if (fr_chunk_bad(c, p))
 			continue;
@@ -216,13 +216,13 @@ static fr_pchunk_t chunk_with_seq(const struct fr_cache *c, fr_slot_t s,
 	fr_pchunk_t p;
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo) - 1; i++) {
+	for (i = 0; i < c->geo.ways - 1; i++) {
 		p = slot_chunk(c, s, i);
 		if (commit_holds(tag_commit(c, p), key) &&
 		    tag_seq(c, p) == seq)
 			return p;
 	}
-	return slot_chunk(c, s, fr_ways(&c->geo) - 1);
+	return slot_chunk(c, s, c->geo.ways - 1);
 }
 
 /* Copy the sectors in mask from one PM chunk to another, MC-safely. */
@@ -311,7 +311,7 @@ static bool write_unreadable(const struct write_op *w, u64 k)
 		return false;
 	write_span(w, k, &off, &cnt);
 	mask = sector_mask(off, cnt);
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (fr_chunk_bad(c, p) &&
@@ -389,7 +389,7 @@ static void drop_new_flags(struct fr_cache *c, fr_slot_t s, fr_pchunk_t f)
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (from_pchunk(p) != from_pchunk(f))
@@ -403,7 +403,7 @@ static bool other_copy(const struct fr_cache *c, fr_slot_t s, fr_pchunk_t f,
 {
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (from_pchunk(p) != from_pchunk(f) &&
@@ -564,7 +564,7 @@ static bool lookup_in_slot(const struct fr_cache *c, fr_ochunk_t key,
 		hit->unreadable = true;
 		return true;
 	}
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t p = slot_chunk(c, s, i);
 
 		if (commit_holds(tag_commit(c, p), key)) {
@@ -699,7 +699,7 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 	     s < g->nr_slots; s++) {
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
-		for (i = 0; i < fr_ways(&c->geo); i++) {
+		for (i = 0; i < c->geo.ways; i++) {
 			fr_pchunk_t p = slot_chunk(c, to_slot(s), i);
 			u64 commit = tag_commit(c, p);
 
@@ -732,7 +732,7 @@ u64 fr_discard(struct fr_cache *c, u64 sector, u64 nr_sectors)
 
 		if (fr_slot_tags_bad(c, s))
 			continue;
-		for (i = 0; i < fr_ways(&c->geo); i++) {
+		for (i = 0; i < c->geo.ways; i++) {
 			fr_pchunk_t p = slot_chunk(c, s, i);
 			u64 commit = tag_commit(c, p);
 
@@ -763,7 +763,7 @@ u64 fr_forget_unreadable(struct fr_cache *c, fr_slot_t first, u64 nr)
 		}
 		if (fr_slot_tags_bad(c, to_slot(s)))
 			continue;
-		for (i = 0; i < fr_ways(&c->geo); i++) {
+		for (i = 0; i < c->geo.ways; i++) {
 			fr_pchunk_t p = slot_chunk(c, to_slot(s), i);
 
 			if (fr_chunk_bad(c, p) &&

@@ -45,7 +45,7 @@ static bool staged_copy(const struct fr_cache *c,
 	const struct fr_wb_snap *snap;
 	u32 i;
 
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t q = slot_chunk(c, s, i);
 
 		if (from_pchunk(q) == from_pchunk(p))
@@ -79,7 +79,7 @@ static bool pin_chunk(struct fr_cache *c, fr_pchunk_t p,
 		return true;
 	if (test_bit(from_pchunk(p), c->pinned))
 		return false;
-	for (i = 0; i < fr_ways(&c->geo); i++) {
+	for (i = 0; i < c->geo.ways; i++) {
 		fr_pchunk_t q = slot_chunk(c, s, i);
 
 		if (from_pchunk(q) != from_pchunk(p) &&
@@ -249,7 +249,7 @@ static bool batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
  */
 static u64 find_next_full(const struct fr_cache *c, u64 pos)
 {
-	const u32 ways = fr_ways(&c->geo);
+	const u32 ways = c->geo.ways;
 	/* The first bit of each slot: 0x5555... for a pair. */
 	const unsigned long starts = ~0UL / ((1UL << ways) - 1);
 	u64 nr = c->geo.nr_chunks;
