@@ -162,7 +162,8 @@ int fr_prepare_format(struct dm_fr *fr, char **error)
 		p->region_chunks = fr->arg_region_size / chunk;
 	}
 	p->stride_slots = fr->arg_stride;
-	p->ways = fr->arg_ways;
+	/* A fresh PM named no width: the default, sets (target 1.19). */
+	p->ways = fr->arg_ways ? fr->arg_ways : FR_DEFAULT_WAYS;
 	p->origin_sectors = ti->len;
 	if (fr->has_uuid)
 		memcpy(p->uuid, fr->arg_uuid, sizeof(p->uuid));

@@ -7,17 +7,18 @@
 # Configurations, all on the same emulated PM (/dev/pmem0) and the same origin
 # disk (virtio-blk, serial "bench"):
 #   raw     /dev/pmem0 itself, O_DIRECT: the physical limit
-#   fr      dm-fr on /dev/pmem0 in front of the origin (defaults)
+#   fr      dm-fr on /dev/pmem0 in front of the origin (defaults: sets of 8)
 #   frd0    dm-fr with writeback_defer 0 (First Responder's writeback every
 #           period, busy or not): a diagnostic, to show what deferring it buys
-#   (also, for experiments through BENCH_QD1_CONFIGS: frwb0, writeback_period
+#   (also, for experiments through BENCH_QD1_CONFIGS, BENCH_2J_CONFIGS and
+#   BENCH_ODIRECT_CONFIGS: frwb0, writeback_period
 #   0; fr-pN, writeback_period N; fr-dN, writeback_defer N; fr-kN,
 #   prefetch_kib N, also for read-mostly and the cold stream through
 #   BENCH_RM_CONFIGS and BENCH_SEQ_CONFIGS; fr-jN, writeback_jobs N, also
 #   for the overflow runs through BENCH_OVERFLOW_CONFIGS; fr-iN,
 #   writeback_idle N, fr-lN, low_watermark N, fr-aN, admit_stream_kib N,
 #   fr-bN, admit_background N, and fr-wN, set_ways N (slots of N chunks),
-#   anywhere)
+#   anywhere; several joined by "+", as fr-w8+p100)
 #   dml     dm-linear over the whole PM: what any dm target pays over raw PM
 #   dmlwt   the same with queue/write_cache "write through", as dm-fr reports
 #           it: an fsync then sends no flush through device-mapper, so the
@@ -231,19 +232,27 @@ mkcfg() {
 		fi
 		;;
 	fr|frwb0|frd0|fr-p*|fr-d*|fr-k*|fr-j*|fr-i*|fr-l*|fr-a*|fr-b*|fr-w*)
-		local opts=(fresh "$@")
+		local opts=(fresh "$@") opt
 		case $cfg in
 		frwb0) opts+=(writeback_period 0) ;;
 		frd0) opts+=(writeback_defer 0) ;;
-		fr-p*) opts+=(writeback_period "${cfg#fr-p}") ;;
-		fr-d*) opts+=(writeback_defer "${cfg#fr-d}") ;;
-		fr-k*) opts+=(prefetch_kib "${cfg#fr-k}") ;;
-		fr-j*) opts+=(writeback_jobs "${cfg#fr-j}") ;;
-		fr-i*) opts+=(writeback_idle "${cfg#fr-i}") ;;
-		fr-l*) opts+=(low_watermark "${cfg#fr-l}") ;;
-		fr-a*) opts+=(admit_stream_kib "${cfg#fr-a}") ;;
-		fr-b*) opts+=(admit_background "${cfg#fr-b}") ;;
-		fr-w*) opts+=(set_ways "${cfg#fr-w}") ;;
+		fr-*)
+			# fr-w8+p100: several options, each a letter and a value.
+			for opt in $(tr + ' ' <<< "${cfg#fr-}"); do
+				case $opt in
+				p*) opts+=(writeback_period "${opt#p}") ;;
+				d*) opts+=(writeback_defer "${opt#d}") ;;
+				k*) opts+=(prefetch_kib "${opt#k}") ;;
+				j*) opts+=(writeback_jobs "${opt#j}") ;;
+				i*) opts+=(writeback_idle "${opt#i}") ;;
+				l*) opts+=(low_watermark "${opt#l}") ;;
+				a*) opts+=(admit_stream_kib "${opt#a}") ;;
+				b*) opts+=(admit_background "${opt#b}") ;;
+				w*) opts+=(set_ways "${opt#w}") ;;
+				*) die "unknown configuration $cfg" ;;
+				esac
+			done
+			;;
 		esac
 		DMNAME=bfr
 		$DMS create bfr --table "0 $len fr $orig $pm ${#opts[@]} ${opts[*]}" || return 1
@@ -481,17 +490,18 @@ blk_run() {
 # Block workloads: NAME JOBFILE CONFIGS...
 BLOCK_SPECS=(
 	"qd1_fsync randwrite-fsync-qd1 ${BENCH_QD1_CONFIGS:-raw fr wc dml dmlwt}"
-	"2j_fsync randwrite-fsync-2j raw fr wc dml dmlwt"
-	"odirect randwrite-odirect raw fr wc dml dmlwt"
+	"2j_fsync randwrite-fsync-2j ${BENCH_2J_CONFIGS:-raw fr wc dml dmlwt}"
+	"odirect randwrite-odirect ${BENCH_ODIRECT_CONFIGS:-raw fr wc dml dmlwt}"
 	"randread randread-cached raw fr wc dml"
 	"readmostly readmostly-zipf ${BENCH_RM_CONFIGS:-raw dml fr wc origin}"
 	"seqread seqread-cold ${BENCH_SEQ_CONFIGS:-raw fr wc origin}"
 	"halfpm halfpm-randwrite fr"
 )
-# Larger than PM: the caches get a 64 MiB slice of the PM.
+# Larger than PM: the caches get a 64 MiB slice of the PM; dm-fr also on pairs
+# (fr-w2), the width before 1.19.
 OVERFLOW_SPECS=(
-	"overflow_seq overflow-seq ${BENCH_OVERFLOW_CONFIGS:-fr wc origin-max}"
-	"overflow_rand overflow-rand ${BENCH_OVERFLOW_CONFIGS:-fr wc origin origin-max}"
+	"overflow_seq overflow-seq ${BENCH_OVERFLOW_CONFIGS:-fr fr-w2 wc origin-max}"
+	"overflow_rand overflow-rand ${BENCH_OVERFLOW_CONFIGS:-fr fr-w2 wc origin origin-max}"
 )
 BLOCK_WL=${BENCH_BLOCK:-qd1_fsync 2j_fsync odirect randread readmostly seqread halfpm overflow_seq overflow_rand}
 

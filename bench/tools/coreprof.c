@@ -515,6 +515,14 @@ int main(int argc, char **argv)
 	memset(pm, 0, PM_BYTES);
 	memset(payload_buf, 0xa5, sizeof(payload_buf));
 	strcpy(p.origin_id, "coreprof");
+	/*
+	 * The default width, as the kernel's fresh and frctl format it;
+	 * COREPROF_WAYS another (2: pairs, costs.sh's column for them).
+	 */
+	p.ways = getenv("COREPROF_WAYS") ?
+		 strtoul(getenv("COREPROF_WAYS"), NULL, 0) : FR_DEFAULT_WAYS;
+	if (p.ways == FR_PAIR_WAYS)
+		p.ways = 0;	/* version 1's layout, as frctl writes it */
 	if (fr_geometry_layout(&c.geo, PM_BYTES, &p, &why)) {
 		fprintf(stderr, "layout: %s\n", why);
 		return 1;

@@ -46,6 +46,14 @@
 /* Chunks a slot: a pair (version 1), or a set (FR_INCOMPAT_SETS). */
 #define FR_PAIR_WAYS		2
 #define FR_MAX_WAYS		8
+/*
+ * The width the kernel's "fresh" and frctl format when none is named
+ * (target 1.19; pairs before): a write collides only when all 8 chunks of
+ * its set are dirty, and each collision waits for an origin write and
+ * flush (docs/design.md, "Associativity"). fr_format_params.ways 0 is the
+ * format's base layout, the pair.
+ */
+#define FR_DEFAULT_WAYS		8
 
 /* Geometry limits (the sector bitmap of a tag is one 64-bit word). */
 #define FR_MIN_CHUNK_SECTORS	8	/* 4 KiB */

@@ -405,12 +405,13 @@ dm_remove() {
 # fr_table ORIGIN PM [OPT...]: the table line of an fr target spanning ORIGIN:
 #   0 <origin sectors> fr <origin> <pm> <#opts> [<opts>...]
 # With FR_WAYS set (tests/vm/run --ways), a table that formats (fresh) and
-# names no width formats slots of FR_WAYS chunks.
+# names no width formats slots of FR_WAYS chunks; else the target's default
+# (sets of 8, from 1.19).
 fr_table() {
 	local origin=$1 pm=$2 sectors
 	shift 2
 	sectors=$(blockdev --getsz "$origin") || fail "cannot size $origin"
-	if [ "${FR_WAYS:-2}" != 2 ] && [[ " $* " == *" fresh "* ]] &&
+	if [ -n "${FR_WAYS:-}" ] && [[ " $* " == *" fresh "* ]] &&
 	   [[ " $* " != *" set_ways "* ]]; then
 		set -- "$@" set_ways "$FR_WAYS"
 	fi

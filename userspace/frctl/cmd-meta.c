@@ -108,8 +108,12 @@ static int geo_params(const struct geo_opts *go, u64 pm_bytes,
 	u64 region;
 
 	p->chunk_sectors = (u32)(chunk >> FR_SECTOR_SHIFT);
-	/* A pair is version 1's layout: no FR_INCOMPAT_SETS, set_ways 0. */
-	p->ways = go->ways == FR_PAIR_WAYS ? 0 : go->ways;
+	/*
+	 * No --ways: the default width, sets (1.19). A pair is version 1's
+	 * layout: no FR_INCOMPAT_SETS, set_ways 0.
+	 */
+	p->ways = !go->ways ? FR_DEFAULT_WAYS :
+		  go->ways == FR_PAIR_WAYS ? 0 : go->ways;
 	if (go->region_bytes) {
 		if (go->region_bytes % chunk ||
 		    ((go->region_bytes / chunk) & (go->region_bytes / chunk - 1)) ||

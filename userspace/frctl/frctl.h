@@ -149,7 +149,7 @@ struct geo_opts {
 	u64 chunk_bytes;	/* 0: default */
 	u64 region_bytes;	/* 0: default */
 	u64 stride;		/* 0: default */
-	u32 ways;		/* chunks a slot: 0 or 2 a pair, 4 or 8 a set */
+	u32 ways;		/* chunks a slot: 2 a pair, 4 or 8 a set; 0 the default */
 };
 int verb_getopt(int argc, char **argv, const char *shortopts,
 		const struct option *longopts);
