@@ -496,6 +496,17 @@ struct fr_wb_snap {
 	u64 seq;
 };
 
+/*
+ * Chunks a batch stages in origin order at once (fr_writeback_batch): a
+ * multiple of the widest slot. 256 chunks are 32 sets of 8, so a run of
+ * neighbouring origin chunks in them fills a 128 KiB stage buffer. The host
+ * tests build the core with a smaller one, so that their small caches have
+ * spans to cross.
+ */
+#ifndef FR_WB_SPAN
+#define FR_WB_SPAN	256
+#endif
+
 /* Which dirty chunks a writeback batch takes (docs/glossary.md: scan). */
 enum fr_wb_scan {
 	FR_WB_WRAP,		/* every dirty chunk; on from chunk 0 at the end */
@@ -505,13 +516,16 @@ enum fr_wb_scan {
 
 /*
  * One writeback batch, the core's one entry for any kind: up to max dirty
- * chunks of the scan from *cursor on are staged (snaps holds max), then
+ * chunks of the scan from *cursor on are staged (snaps holds max; a span
+ * of FR_WB_SPAN chunks at a time, in the order of the origin chunks they
+ * hold, so that neighbours on the origin go out side by side), then
  * submitted, the origin flushed, and their dirty flags cleared where no
  * write changed them since. A scan that wraps goes on from chunk 0 up to
- * where it began when it reaches the end (end is ignored), and *cursor ends
- * below nr_chunks; FR_WB_TO_END stops at end (at most nr_chunks), and
- * *cursor is end once the scan got there. A batch ends early at a second
- * version of a key it staged (the next batch starts there). Returns chunks
+ * the slot where it began when it reaches the end (end is ignored), and
+ * *cursor ends below nr_chunks; FR_WB_TO_END stops at end (at most
+ * nr_chunks), and *cursor is end once the scan got there. A batch ends
+ * early at a second version of a key it staged (the next batch starts at
+ * the first chunk of its span it did not try). Returns chunks
  * cleaned (>= 0) or the first error of stage/submit/flush; chunks whose
  * stage failed with -EHWPOISON, or whose slot another stage has pinned, are
  * skipped and stay dirty, not an error.

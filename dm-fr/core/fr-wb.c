@@ -13,33 +13,40 @@
 #include "fr-tags.h"
 
 /*
- * The snap of chunk q of slot s that the batch (n chunks staged in snaps)
- * holds, or NULL. The batch's ascending scan staged the other chunks of a
- * slot either just before (the last snaps) or, when it started inside the
- * slot and wrapped round, first (the first snaps).
+ * A batch in the making: the snaps of the chunks it staged, and the span
+ * of chunks it is staging, with the snap of each one staged (wb_span()).
  */
-static const struct fr_wb_snap *staged(const struct fr_cache *c,
-				       const struct fr_wb_snap *snaps, u32 n,
-				       fr_slot_t s, fr_pchunk_t q)
-{
-	u32 i;
+#define FR_WB_NO_SNAP	0xffff
 
-	for (i = n; i-- > 0 && slot_of(c, snaps[i].pchunk) == s;)
-		if (from_pchunk(snaps[i].pchunk) == from_pchunk(q))
-			return &snaps[i];
-	for (i = 0; i < n && slot_of(c, snaps[i].pchunk) == s; i++)
-		if (from_pchunk(snaps[i].pchunk) == from_pchunk(q))
-			return &snaps[i];
-	return NULL;
+struct wb_batch {
+	struct fr_wb_snap *snaps;
+	u32 n;				/* staged: snaps[0 .. n) */
+	u64 base;			/* the span: chunks base .. + FR_WB_SPAN */
+	u16 snap[FR_WB_SPAN];		/* index into snaps, or FR_WB_NO_SNAP */
+};
+
+/*
+ * The snap of chunk q that the batch holds, or NULL. A batch stages every
+ * chunk it takes of a slot within one span (fr_writeback_batch()), so
+ * the span's index is all there is to look at.
+ */
+static const struct fr_wb_snap *staged(const struct wb_batch *b,
+				       fr_pchunk_t q)
+{
+	u64 i = from_pchunk(q) - b->base;
+
+	if (from_pchunk(q) < b->base || i >= FR_WB_SPAN ||
+	    b->snap[i] == FR_WB_NO_SNAP)
+		return NULL;
+	return &b->snaps[b->snap[i]];
 }
 
 /*
  * Whether the batch holds another copy of the key that chunk p holds (its
  * commit word). Both copies of a key share a slot.
  */
-static bool staged_copy(const struct fr_cache *c,
-			const struct fr_wb_snap *snaps, u32 n, fr_pchunk_t p,
-			u64 commit)
+static bool staged_copy(const struct fr_cache *c, const struct wb_batch *b,
+			fr_pchunk_t p, u64 commit)
 {
 	fr_slot_t s = slot_of(c, p);
 	const struct fr_wb_snap *snap;
@@ -50,7 +57,7 @@ static bool staged_copy(const struct fr_cache *c,
 
 		if (from_pchunk(q) == from_pchunk(p))
 			continue;
-		snap = staged(c, snaps, n, s, q);
+		snap = staged(b, q);
 		if (snap && fr_commit_key(snap->commit) ==
 			    fr_commit_key(commit))
 			return true;
@@ -70,7 +77,7 @@ static bool staged_copy(const struct fr_cache *c,
  * slot lock.
  */
 static bool pin_chunk(struct fr_cache *c, fr_pchunk_t p,
-		      const struct fr_wb_snap *snaps, u32 n)
+		      const struct wb_batch *b)
 {
 	fr_slot_t s = slot_of(c, p);
 	u32 i;
@@ -83,8 +90,7 @@ static bool pin_chunk(struct fr_cache *c, fr_pchunk_t p,
 		fr_pchunk_t q = slot_chunk(c, s, i);
 
 		if (from_pchunk(q) != from_pchunk(p) &&
-		    test_bit(from_pchunk(q), c->pinned) &&
-		    !staged(c, snaps, n, s, q))
+		    test_bit(from_pchunk(q), c->pinned) && !staged(b, q))
 			return false;
 	}
 	set_bit(from_pchunk(p), c->pinned);
@@ -123,16 +129,16 @@ enum stage_result {
 	STAGE_FAILED,		/* the stage op failed: *error */
 };
 
-/* Pin dirty chunk p and stage its held sectors as snaps[n]. */
+/* Pin dirty chunk p and stage its held sectors as the batch's next snap. */
 static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-				     struct fr_wb_snap *snaps, u32 n,
+				     const struct wb_batch *b,
 				     const struct fr_wb_ops *ops, void *ctx,
 				     int *error)
 {
 	const struct fr_geometry *g = &c->geo;
 	u64 commit = tag_commit(c, p), first, mask;
 	const u8 *data = fr_chunk_data(c, p);
-	struct fr_wb_snap *snap = &snaps[n];
+	struct fr_wb_snap *snap = &b->snaps[b->n];
 	u32 pos = 0, end;
 	int r;
 
@@ -146,7 +152,7 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 	 * The next batch, which starts at p, writes p after this one is on
 	 * the origin.
 	 */
-	if (FR_STEP(staged_copy, c, snaps, n, p, commit))
+	if (FR_STEP(staged_copy, c, b, p, commit))
 		return STAGE_ENDS_BATCH;
 	if (fr_chunk_bad(c, p)) {
 		/* Known unreadable: not even tried. It stays dirty. */
@@ -154,7 +160,7 @@ static enum stage_result stage_chunk(struct fr_cache *c, fr_pchunk_t p,
 			ops->skip(ctx, p);
 		return STAGE_UNREADABLE;
 	}
-	if (!FR_STEP(pin_chunk, c, p, snaps, n))
+	if (!FR_STEP(pin_chunk, c, p, b))
 		return STAGE_BUSY;
 	first = fr_first_sector(g, to_ochunk(fr_commit_key(commit)));
 	mask = tag_sectors(c, p) &
@@ -290,15 +296,132 @@ static int batch_failed(struct fr_cache *c, const struct fr_wb_snap *snaps,
 	return error;
 }
 
+/* The first chunk of the scan from pos on, below end (end if none). */
+static u64 next_candidate(const struct fr_cache *c, enum fr_wb_scan scan,
+			  u64 pos, u64 end)
+{
+	u64 p = scan == FR_WB_FULL_SLOTS ? find_next_full(c, pos) :
+		find_next_bit(c->dirty_bits, end, pos);
+
+	return p < end ? p : end;
+}
+
+/* Whether candidate a goes before b: by key, then by position. */
+static bool cand_before(const struct fr_wb_snap *a, const struct fr_wb_snap *b)
+{
+	if (a->seq != b->seq)
+		return a->seq < b->seq;
+	return from_pchunk(a->pchunk) < from_pchunk(b->pchunk);
+}
+
+static void cand_sift(struct fr_wb_snap *v, u32 i, u32 w)
+{
+	struct fr_wb_snap t;
+	u32 k;
+
+	while ((k = 2 * i + 1) < w) {
+		if (k + 1 < w && cand_before(&v[k], &v[k + 1]))
+			k++;
+		if (!cand_before(&v[i], &v[k]))
+			return;
+		t = v[i];
+		v[i] = v[k];
+		v[k] = t;
+		i = k;
+	}
+}
+
+/* Heapsort: no memory beyond the candidates, and no recursion. */
+static void cand_sort(struct fr_wb_snap *v, u32 w)
+{
+	struct fr_wb_snap t;
+	u32 i;
+
+	for (i = w / 2; i-- > 0;)
+		cand_sift(v, i, w);
+	while (w > 1) {
+		w--;
+		t = v[0];
+		v[0] = v[w];
+		v[w] = t;
+		cand_sift(v, 0, w);
+	}
+}
+
+/*
+ * A span: the candidates of the scan from pos on within FR_WB_SPAN
+ * chunks of pos's slot and below stop, at most room of them, into
+ * b->snaps[b->n ..], each with its key (in .seq) as read now, without the
+ * slot lock: only an order. Returns how many; *next is where the batch
+ * goes on after it. A span holds whole slots: when room runs out inside
+ * a slot, that slot's candidates are left to the next span, unless they
+ * are all it has (then *split, and the batch ends after this span). So
+ * every chunk of a slot that a batch stages is staged in one span, which
+ * is what staged() reads.
+ */
+static u32 wb_span(const struct fr_cache *c, enum fr_wb_scan scan,
+		     struct wb_batch *b, u64 pos, u64 stop, u32 room,
+		     u64 *next, bool *split)
+{
+	struct fr_wb_snap *v = &b->snaps[b->n];
+	u64 limit, p = pos;
+	u32 w = 0, keep;
+
+	b->base = pos & ~(u64)(c->geo.ways - 1);
+	limit = b->base + FR_WB_SPAN < stop ? b->base + FR_WB_SPAN : stop;
+	for (;;) {
+		p = next_candidate(c, scan, p, stop);
+		if (p >= limit || w == room)
+			break;
+		v[w].pchunk = to_pchunk(p);
+		v[w].seq = fr_commit_key(tag_commit(c, to_pchunk(p)));
+		w++;
+		p++;
+	}
+	*next = p;
+	if (p >= limit || !w ||
+	    slot_of(c, to_pchunk(p)) != slot_of(c, v[w - 1].pchunk))
+		return w;
+	/* Room ran out inside a slot: leave the slot whole to the next. */
+	for (keep = w; keep && slot_of(c, v[keep - 1].pchunk) ==
+			       slot_of(c, to_pchunk(p)); keep--)
+		;
+	if (!keep) {
+		*split = true;
+		return w;
+	}
+	*next = from_pchunk(v[keep].pchunk);
+	return keep;
+}
+
+/* The first position among a span's candidates v[0 .. w). */
+static u64 cand_first(const struct fr_wb_snap *v, u32 w)
+{
+	u64 first = ~0ULL;
+	u32 i;
+
+	for (i = 0; i < w; i++)
+		if (from_pchunk(v[i].pchunk) < first)
+			first = from_pchunk(v[i].pchunk);
+	return first;
+}
+
+/*
+ * A batch stages its chunks a span at a time (wb_span()), each span
+ * in the order of the origin chunks its copies hold, so that the stage's
+ * buffers fill with runs of neighbouring origin chunks: in PM order a set's
+ * chunks hold data of as many regions, and a buffer met a run of only as
+ * many slots as it holds chunks of them.
+ */
 int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		       u64 end, u32 max, struct fr_wb_snap *snaps,
 		       const struct fr_wb_ops *ops, void *ctx)
 {
 	u64 nr = c->geo.nr_chunks, start = *cursor < nr ? *cursor : 0;
 	bool wrap = FR_STEP(batch_wraps, c, scan, end);
-	u64 pos = start;
-	bool wrapped = false;
-	u32 n = 0;
+	u64 pos = start, stop, next;
+	bool wrapped = false, split = false, ended = false;
+	struct wb_batch b = { .snaps = snaps };
 	int error = 0;
 
 	if (wrap || end > nr)
@@ -307,43 +430,59 @@ int fr_writeback_batch(struct fr_cache *c, enum fr_wb_scan scan, u64 *cursor,
 		*cursor = end;
 		return 0;
 	}
-	while (n < max) {
-		enum stage_result res;
-		fr_slot_t slot;
+	if (max > FR_WB_NO_SNAP)
+		max = FR_WB_NO_SNAP;	/* a span's index holds u16 */
+	while (b.n < max && !split && !ended) {
+		u32 w, i, n0 = b.n;
 
-		pos = scan == FR_WB_FULL_SLOTS ? find_next_full(c, pos) :
-		      find_next_bit(c->dirty_bits, end, pos);
-		if (pos >= end) {
+		/*
+		 * Wrapped round, the batch stops at the slot it began in, so
+		 * that no slot is in two of its spans.
+		 */
+		stop = wrapped ? start & ~(u64)(c->geo.ways - 1) : end;
+		if (pos >= stop) {
 			if (wrapped || !start || !wrap)
 				break;
 			wrapped = true;
 			pos = 0;
 			continue;
 		}
-		if (wrapped && pos >= start)
+		w = wb_span(c, scan, &b, pos, stop, max - b.n, &next, &split);
+		memset(b.snap, 0xff, sizeof(b.snap));
+		cand_sort(&snaps[n0], w);
+		for (i = 0; i < w; i++) {
+			fr_pchunk_t p = snaps[n0 + i].pchunk;
+			fr_slot_t slot = slot_of(c, p);
+			enum stage_result res;
+
+			ops->lock(ctx, slot);
+			res = FR_STEP(stage_chunk, c, p, &b, ops, ctx, &error);
+			ops->unlock(ctx, slot);
+			if (res == STAGED) {
+				b.snap[from_pchunk(p) - b.base] = b.n++;
+				if (ops->send)
+					ops->send(ctx);
+				continue;
+			}
+			if (res != STAGE_ENDS_BATCH && res != STAGE_FAILED)
+				continue;
+			/* The next batch starts at the first chunk not tried. */
+			next = cand_first(&snaps[n0 + i], w - i);
+			if (res == STAGE_FAILED) {
+				*cursor = next;
+				return FR_STEP(batch_failed, c, snaps, b.n, ops,
+					       ctx, error);
+			}
+			ended = true;
 			break;
-		slot = slot_of(c, to_pchunk(pos));
-		ops->lock(ctx, slot);
-		res = FR_STEP(stage_chunk, c, to_pchunk(pos), snaps, n, ops,
-			      ctx, &error);
-		ops->unlock(ctx, slot);
-		if (res == STAGED && ops->send)
-			ops->send(ctx);
-		if (res == STAGE_ENDS_BATCH)
-			break;		/* pos starts the next batch */
-		if (res == STAGE_FAILED) {
-			*cursor = pos;
-			return FR_STEP(batch_failed, c, snaps, n, ops, ctx, error);
 		}
-		if (res == STAGED)
-			n++;
-		pos++;
+		pos = next;
 	}
 	*cursor = pos < end ? pos : wrap ? 0 : end;
-	if (!n)
+	if (!b.n)
 		return 0;
 
-	return FR_STEP(wb_finish, c, snaps, n, ops, ctx);
+	return FR_STEP(wb_finish, c, snaps, b.n, ops, ctx);
 }
 
 int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
@@ -351,13 +490,16 @@ int fr_writeback_chunk(struct fr_cache *c, fr_pchunk_t p,
 		       void *ctx)
 {
 	fr_slot_t slot = slot_of(c, p);
+	struct wb_batch b = { .snaps = snap };
 	enum stage_result res;
 	int error = 0;
 
 	if (from_pchunk(p) >= c->geo.nr_chunks)
 		return -EINVAL;
+	b.base = from_pchunk(p);
+	memset(b.snap, 0xff, sizeof(b.snap));
 	ops->lock(ctx, slot);
-	res = FR_STEP(stage_chunk, c, p, snap, 0, ops, ctx, &error);
+	res = FR_STEP(stage_chunk, c, p, &b, ops, ctx, &error);
 	ops->unlock(ctx, slot);
 	switch (res) {
 	case STAGED:

@@ -257,7 +257,7 @@ void cfg_seen_seq(void);
 
 /* The exhaustive alphabet and start states of a geometry (workloads.c). */
 #define MAX_ALPHA 48
-#define MAX_SCEN 8
+#define MAX_SCEN 10
 
 struct workload {
 	struct op alpha[MAX_ALPHA];

@@ -23,19 +23,20 @@ static void mut_write_commit(struct write_op *w);
 static void mut_write_complete(struct write_op *w);
 static void mut_write_drop_old(struct write_op *w);
 static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap);
+struct wb_batch;
 static bool mut_staged_copy(const struct fr_cache *c,
-			    const struct fr_wb_snap *snaps, u32 n,
-			    fr_pchunk_t p, u64 commit);
+			    const struct wb_batch *b, fr_pchunk_t p,
+			    u64 commit);
 static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p);
 static bool mut_pin_chunk(struct fr_cache *c, fr_pchunk_t p,
-			  const struct fr_wb_snap *snaps, u32 n);
+			  const struct wb_batch *b);
 static bool mut_batch_wraps(const struct fr_cache *c, enum fr_wb_scan scan,
 			    u64 end);
 static bool mut_discard_drops(const struct fr_geometry *g, fr_ochunk_t key,
 			      u64 commit, u64 sector, u64 end);
 /* An int: enum stage_result is fr-wb.c's, defined below. */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-			   struct fr_wb_snap *snaps, u32 n,
+			   const struct wb_batch *b,
 			   const struct fr_wb_ops *ops, void *ctx, int *error);
 static int mut_wb_clear(struct fr_cache *c, const struct fr_wb_snap *snaps,
 			u32 n, const struct fr_wb_ops *ops, void *ctx);
@@ -268,11 +269,11 @@ static bool mut_clear_dirty(struct fr_cache *c, const struct fr_wb_snap *snap)
  * staged, so writeback cleans it although the origin never got its data.
  */
 static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
-			   struct fr_wb_snap *snaps, u32 n,
+			   const struct wb_batch *b,
 			   const struct fr_wb_ops *ops, void *ctx, int *error)
 {
-	struct fr_wb_snap *snap = &snaps[n];
-	enum stage_result res = stage_chunk(c, p, snaps, n, ops, ctx, error);
+	struct fr_wb_snap *snap = &b->snaps[b->n];
+	enum stage_result res = stage_chunk(c, p, b, ops, ctx, error);
 
 	if (res == STAGE_UNREADABLE && MUT(POISON_CLEANS)) {
 		snap->pchunk = p;
@@ -298,17 +299,32 @@ static int mut_stage_chunk(struct fr_cache *c, fr_pchunk_t p,
  * is staged beside the new one. The same as the real rule in a pair.
  */
 static bool mut_staged_copy(const struct fr_cache *c,
-			    const struct fr_wb_snap *snaps, u32 n,
-			    fr_pchunk_t p, u64 commit)
+			    const struct wb_batch *b, fr_pchunk_t p,
+			    u64 commit)
 {
-	u64 b = from_pchunk(p) ^ 1, key = fr_commit_key(commit);
+	u64 key = fr_commit_key(commit);
+	const struct fr_wb_snap *snap;
+	u32 i;
 
-	if (MUT(STAGED_BUDDY_ONLY))
-		return n && ((from_pchunk(snaps[n - 1].pchunk) == b &&
-			      fr_commit_key(snaps[n - 1].commit) == key) ||
-			     (from_pchunk(snaps[0].pchunk) == b &&
-			      fr_commit_key(snaps[0].commit) == key));
-	return !MUT(STAGE_BOTH_COPIES) && staged_copy(c, snaps, n, p, commit);
+	if (MUT(STAGED_BUDDY_ONLY)) {
+		snap = staged(b, to_pchunk(from_pchunk(p) ^ 1));
+		return snap && fr_commit_key(snap->commit) == key;
+	}
+	/*
+	 * STAGED_IN_A_ROW: the rule of a batch staged in PM order (before
+	 * 1.19), left under origin order: another copy is looked for only
+	 * among the snaps just before, while they are of p's slot. In origin
+	 * order a slot's chunks are not staged in a row, so a key's old copy
+	 * staged earlier in the span is missed.
+	 */
+	if (MUT(STAGED_IN_A_ROW)) {
+		for (i = b->n; i-- > 0 &&
+		     slot_of(c, b->snaps[i].pchunk) == slot_of(c, p);)
+			if (fr_commit_key(b->snaps[i].commit) == key)
+				return true;
+		return false;
+	}
+	return !MUT(STAGE_BOTH_COPIES) && staged_copy(c, b, p, commit);
 }
 
 /*
@@ -330,14 +346,14 @@ static bool mut_plan_pinned(const struct fr_cache *c, fr_pchunk_t p)
  * another's pin and writes keep out of the chunks in flight).
  */
 static bool mut_pin_chunk(struct fr_cache *c, fr_pchunk_t p,
-			  const struct fr_wb_snap *snaps, u32 n)
+			  const struct wb_batch *b)
 {
 	if (c->pinned && !test_bit(from_pchunk(p), c->pinned) &&
-	    (MUT(PIN_IGNORES_BUDDY) || (MUT(PIN_ANY_OWN) && n))) {
+	    (MUT(PIN_IGNORES_BUDDY) || (MUT(PIN_ANY_OWN) && b->n))) {
 		set_bit(from_pchunk(p), c->pinned);
 		return true;
 	}
-	return pin_chunk(c, p, snaps, n);
+	return pin_chunk(c, p, b);
 }
 
 /*

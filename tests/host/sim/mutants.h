@@ -42,6 +42,7 @@ enum fr_mutation {
 	FR_MUT_AROUND_UNPIN_RACES,	/* a write around PM is unpinned in the middle of a write to its slot */
 	FR_MUT_STAGED_BUDDY_ONLY,	/* a batch looks for a key's other copy in p ^ 1 only (a pair's rule in a set) */
 	FR_MUT_SUPERSEDED_ADJACENT,	/* recovery looks for two copies of a key in adjacent chunks only */
+	FR_MUT_STAGED_IN_A_ROW,		/* a batch in origin order looks for a key's other copy only in the snaps just before */
 	FR_MUT_COUNT
 };
 

@@ -195,6 +195,21 @@ void build_workload(struct workload *w)
 	o.inj[0].sector = K * cs;
 	o.inj[0].nr = (u32)(cs > 5 ? 5 : cs - 1);
 	A(o);
+	/*
+	 * A batch stages a span in key order (1.19), from candidates read
+	 * before it stages: the buddy a write of K takes after K's stage is
+	 * not one of them, but in a set L's chunk is. A rewrite of L frees it
+	 * and the write of K may take it: the span read it dirty with L,
+	 * and it now holds K's new version.
+	 */
+	if (g->ways > FR_PAIR_WAYS) {
+		struct op b = { .type = OP_WB, .max = (u32)g->nr_chunks,
+				.inj_at = INJ_BETWEEN, .ninj = 2 };
+
+		b.inj[0] = (typeof(b.inj[0])){ L * cs, (u32)cs };
+		b.inj[1] = (typeof(b.inj[0])){ K * cs, (u32)cs };
+		A(b);
+	}
 	/* a colliding write between submit and flush */
 	o.inj_at = INJ_SUBMITTED;
 	o.inj[0].sector = L * cs;
@@ -350,6 +365,17 @@ void build_workload(struct workload *w)
 		SC("K older clean, L newer dirty", wk, wb, wl);
 		SC("K and L clean", wk, wl, wb);
 		SC("K partial dirty, L filled clean", wkp, fl);
+		/*
+		 * With K + 1, whose slot is K's span neighbour, between K
+		 * and L in key order: a batch in key order stages it between
+		 * them (one version of a key per batch, 1.19).
+		 */
+		if (g->ways > FR_PAIR_WAYS)
+			SC("K, K + 1 and L dirty", wk,
+			   mk_write((K + 1) * cs, (u32)cs), wl);
+		if (g->ways > FR_PAIR_WAYS && M)
+			SC("K, M, K + 1 and L dirty", wk, mk_write(M * cs, (u32)cs),
+			   mk_write((K + 1) * cs, (u32)cs), wl);
 		if (R >= 2) {
 			u64 base = L & ~(R - 1);
 			struct op wm = mk_write(base * cs, (u32)(2 * cs));

@@ -610,9 +610,11 @@ TEST(writeback_sweep_does_not_wrap)
 
 /*
  * The pin rule's own buddy: a batch may stage both chunks of a slot (keys 0
- * and 3 share slot 0), next to each other or, when it starts at the second
- * and wraps, first and last; it unpins both. A batch whose stage fails after
- * a chunk was staged cleans nothing and leaves nothing pinned.
+ * and 3 share slot 0), and unpins both. One that starts at the second and
+ * wraps round stops at the slot it began in (1.19: a slot's chunks are
+ * staged in one span), so the first is the next batch's. A batch whose
+ * stage fails after a chunk was staged cleans nothing and leaves nothing
+ * pinned.
  */
 TEST(writeback_pins_own_buddy_and_unpins)
 {
@@ -632,13 +634,16 @@ TEST(writeback_pins_own_buddy_and_unpins)
 	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &b, &res));
 	CHECK(fr_chunk_dirty(&im.c, to_pchunk(0)) &&
 	      fr_chunk_dirty(&im.c, to_pchunk(1)));
-	/* From chunk 1, wrapping round to chunk 0: snaps[0] is the buddy. */
+	/* From chunk 1: chunk 1 alone, then chunk 0 from the cursor 0. */
 	cursor = 1;
-	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 2);
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
+	CHECK_EQ(cursor, 0);
+	CHECK_EQ(pinned[0], 0UL);
+	CHECK_EQ(origin_mem[24 * 512], 0x22);
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &t_ops, NULL), 1);
 	CHECK_EQ(pinned[0], 0UL);
 	CHECK_EQ(origin_mem[0], 0x11);
-	CHECK_EQ(origin_mem[24 * 512], 0x22);
-	/* Rewritten, then from chunk 0: snaps[n - 1] is the buddy. */
+	/* Rewritten, then from chunk 0: both, the buddy staged by this batch. */
 	REQUIRE(!fr_write(&im.c, 0, 8, fill_byte, &b, &res));
 	REQUIRE(!fr_write(&im.c, 24, 8, fill_byte, &a, &res));
 	CHECK_EQ(fr_count_dirty(&im.c), 2);
@@ -879,21 +884,24 @@ TEST(writeback_full_slots_word_edges)
 	REQUIRE(!fr_write(&im.c, one[0] * 8, 8, fill_byte, &v, &res));
 	CHECK_EQ(fr_count_dirty(&im.c), 5);
 
-	/* From chunk 67: 67, 190, 191, then (wrapped) 66. */
+	/*
+	 * From chunk 67: 67, 190, 191; wrapped round, the batch stops at the
+	 * slot it began in (1.19), so 66 is left, in a slot no longer full.
+	 */
 	cursor = 67;
 	nr_counted = 0;
 	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &count_ops,
-					 NULL), 4);
-	CHECK_EQ(nr_counted, 4);
-	CHECK_EQ(fr_count_dirty(&im.c), 1);
-	want[0] = lo[0] * 8;
-	want[1] = lo[1] * 8;
-	want[2] = hi[0] * 8;
-	want[3] = hi[1] * 8;
-	for (i = 0; i < 4; i++) {
+					 NULL), 3);
+	CHECK_EQ(nr_counted, 3);
+	CHECK_EQ(cursor, 66);
+	CHECK_EQ(fr_count_dirty(&im.c), 2);
+	want[0] = lo[1] * 8;
+	want[1] = hi[0] * 8;
+	want[2] = hi[1] * 8;
+	for (i = 0; i < 3; i++) {
 		bool seen = false;
 
-		for (j = 0; j < 4 && j < nr_counted; j++)
+		for (j = 0; j < 3 && j < nr_counted; j++)
 			seen |= counted[j] == want[i];
 		CHECK(seen);
 	}
@@ -901,9 +909,46 @@ TEST(writeback_full_slots_word_edges)
 	CHECK_EQ(fr_writeback_full_slots(&im.c, &cursor, 8, snaps, &count_ops,
 					 NULL), 0);
 	CHECK_EQ(nr_counted, 0);
-	/* The lone dirty chunk is the ordinary batch's. */
-	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &count_ops, NULL), 1);
-	CHECK_EQ(counted[0], one[0] * 8);
+	/* 66 and the lone dirty chunk are the ordinary batch's. */
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 8, snaps, &count_ops, NULL), 2);
+	CHECK_EQ(counted[0], lo[0] * 8);
+	CHECK_EQ(counted[1], one[0] * 8);
+	flushes = 0;
+	img_free(&im);
+}
+
+/*
+ * A batch stages a span in the order of the keys its chunks hold (1.19),
+ * so that neighbours on the origin reach the stage side by side: keys
+ * written into two sets of 4 in descending order are staged ascending.
+ * (The host tests' spans are 8 chunks: FR_WB_SPAN.)
+ */
+TEST(writeback_stages_a_span_in_key_order)
+{
+	static const u64 keys[] = { 11, 8, 3, 0, 9, 6, 1 };
+	static const u64 sorted[] = { 0, 1, 3, 6, 8, 9, 11 };
+	struct fr_write_result res;
+	struct fr_wb_snap snaps[16];
+	struct img im;
+	u64 cursor = 0;
+	u8 v = 0x3c;
+	u32 i;
+
+	REQUIRE(FR_WB_SPAN == 8);
+	/* 4 sets of 4, regions of 2, stride 3: slot 0 holds 0, 3, 8, 11. */
+	REQUIRE(!img_format_ways(&im, 8, 4, 16, 2, 0, 1024 * 8));
+	for (i = 0; i < ARRAY_LEN(keys); i++) {
+		REQUIRE(from_slot(fr_slot_of(&im.c.geo, to_ochunk(keys[i]))) ==
+			(i < 4 ? 0 : 1));
+		REQUIRE(!fr_write(&im.c, keys[i] * 8, 8, fill_byte, &v, &res));
+	}
+	nr_counted = 0;
+	CHECK_EQ(fr_writeback(&im.c, &cursor, 16, snaps, &count_ops, NULL),
+		 (int)ARRAY_LEN(keys));
+	CHECK_EQ(nr_counted, (u32)ARRAY_LEN(keys));
+	for (i = 0; i < ARRAY_LEN(sorted) && i < nr_counted; i++)
+		CHECK_EQ(counted[i], sorted[i] * 8);
+	CHECK_EQ(fr_count_dirty(&im.c), 0);
 	flushes = 0;
 	img_free(&im);
 }
