@@ -5,7 +5,7 @@
 #                     and the systemd machine's two-boot quick case
 #   make check-host   host-only tests (unit, crash simulator, fuzz seeds, frctl): no VM
 #   make check-full   check plus the slow suites (long simulator runs, kernel matrix,
-#                     the sets suite on slots of 8 chunks,
+#                     the pairs suite on slots of 2 chunks (the width before 1.19),
 #                     the crash campaign, the debug-kernel lane)
 #   make check-seeds  the seeded cases over many seeds (off CI): the generated VM
 #                     life cycle (lifecycle/dm-ops-random) for SEEDS (default 1-200)

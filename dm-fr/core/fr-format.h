@@ -166,7 +166,6 @@ struct fr_geometry {
 	u64 slots_recip[2];
 };
 
-
 /* Set g->slots_recip from g->nr_slots (1 .. 2^32). */
 void fr_geometry_set_recip(struct fr_geometry *g);
 
