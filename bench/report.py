@@ -159,6 +159,12 @@ for _fs in ("ext4", "xfs", "btrfs"):
     CEILINGS[f"fsync_fs_{_fs}_sustained_vs_raw_pm_fs"] = (
         f"fs_{_fs}_varmail_sustained_dm_linear_vs_raw_pm_fs",
         "the FS on dm-linear over PM vs on raw PM, sustained")
+    # Issue 47's first goal: admission can at most give the fsync job its
+    # rate with no stream at all, on the same device.
+    CEILINGS[f"mixed_{_fs}_fsync_admit_vs_dm_writecache"] = (
+        f"ref_mixed_{_fs}_fsync_admit_alone_vs_dm_writecache",
+        "the fsync job on dm-fr with admission and no stream vs on dm-writecache "
+        "beside the stream")
 
 # A ratio's spread is "ok" when every per-repetition value lies within this of
 # its median: +-0.05 for a ratio up to 1, +-5 % of the median above.

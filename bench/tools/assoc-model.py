@@ -180,7 +180,8 @@ class Cache:
             self.waits += 1
             # wb_lock: the worker's batch in flight first (not with
             # "parallel": the victim's origin write beside it).
-            if self.batch is not None and self.forced != "parallel":
+            if self.batch is not None and \
+                    not self.forced.startswith("parallel"):
                 self.now = max(self.now, self.batch_end)
                 self.complete(self.batch)
                 self.batch = None   # the forced batch goes next
@@ -189,10 +190,16 @@ class Cache:
             if dst < 0:
                 if self.forced.startswith("batch64"):
                     chunks, _ = self.positional(victim, BATCH, set())
+                elif self.forced == "parallel-set":
+                    # The victim's whole set: one flush for all its dirty
+                    # chunks (fr_writeback_from over the victim's slot).
+                    chunks = [c for c in range(base, base + self.A)
+                              if self.dirty[c]]
                 else:
                     chunks = [victim]
-                if self.forced == "parallel":
-                    self.now += self.w + self.f
+                self.forced_chunks = chunks
+                if self.forced.startswith("parallel"):
+                    self.now += len(chunks) * self.w + self.f
                 else:
                     self.now = max(self.now, self.batch_end) + \
                         len(chunks) * self.w + self.f

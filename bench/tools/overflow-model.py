@@ -54,8 +54,13 @@ speed) and its ratio to dm-writecache's.
 A model, not a measurement: one origin server (a batch at a time; the
 victim of a conflicted write beside it), no idle time, no reads.
 
+--victim set: a conflicted write writes back every dirty chunk of its
+victim's set with one flush (a range over the victim's slot, as a write of
+several chunks does), not the victim alone.
+
 Usage: overflow-model.py [--chunks C] [--q Q] [--q1 Q1] [--b B] [--f F]
-                         [--hi H] [--lo L] [--ways A...] [--quick]
+                         [--hi H] [--lo L] [--ways A...] [--victim chunk|set ...]
+                         [--quick]
 Prints markdown. Deterministic (fixed seeds).
 """
 import argparse
@@ -93,8 +98,10 @@ class Origin:
 class SetCache(assoc.Cache):
     """dm-fr: sets of A chunks, a worker by policy."""
 
-    def __init__(self, chunks, ways, policy, origin, hi, lo):
-        super().__init__(chunks, ways, "parallel",
+    def __init__(self, chunks, ways, policy, origin, hi, lo,
+                 victim="chunk"):
+        super().__init__(chunks, ways,
+                         "parallel-set" if victim == "set" else "parallel",
                          "positional" if policy == "drain" else "pressure",
                          0.0, 0.0)
         self.policy, self.origin = policy, origin
@@ -183,11 +190,16 @@ class SetCache(assoc.Cache):
             self.hot.append(s)
             self.hot_set.add(s)
         if self.waits != before:
-            # The victim alone, beside the worker's batch: the client waits
-            # for its request and flush (what assoc's "parallel" charges).
-            self.now += self.origin.q1 + self.origin.b + self.origin.f
-            self.origin.chunks += 1
-            self.origin.requests += 1
+            # The victim (or its set's dirty chunks) beside the worker's
+            # batch: the client waits for the first request alone, the
+            # others queued behind it, and one flush.
+            keys = sorted(self.key[c] for c in self.forced_chunks)
+            req = sum(1 for i, k in enumerate(keys)
+                      if i == 0 or k != keys[i - 1] + 1)
+            self.now += self.origin.q1 + (req - 1) * self.origin.q + \
+                len(keys) * self.origin.b + self.origin.f
+            self.origin.chunks += len(keys)
+            self.origin.requests += req
             self.origin.flushes += 1
 
 
@@ -309,6 +321,11 @@ def main():
     ap.add_argument("--trace", choices=("map", "iid"), default="map",
                     help="fio's random map (its default), or independent"
                     " draws")
+    ap.add_argument("--victim", choices=("chunk", "set"), nargs="+",
+                    default=["chunk"],
+                    help="what a conflicted write writes back: its victim"
+                    " alone (the target to 1.19), or every dirty chunk of"
+                    " the victim's set with one flush")
     ap.add_argument("--quick", action="store_true",
                     help="a small run (for the host test)")
     args = ap.parse_args()
@@ -333,13 +350,17 @@ def main():
                 args.trace, keys, C, n_steady)
     rows = [("dm-writecache", "LRU, adjacent", wc)]
     for ways in args.ways:
-        for policy in ("drain", "need", "need+adj", "sets"):
-            origin = Origin(args.q, args.q1, args.b, args.f)
-            cache = SetCache(C, ways, policy, origin, args.hi, args.lo)
-            rows.append((f"dm-fr {ways}-way", policy,
-                         steady(cache, origin, args.trace, keys, C,
-                                n_steady)))
-            sys.stdout.flush()
+        for victim in args.victim:
+            for policy in ("drain", "need", "need+adj", "sets"):
+                origin = Origin(args.q, args.q1, args.b, args.f)
+                cache = SetCache(C, ways, policy, origin, args.hi, args.lo,
+                                 victim)
+                name = policy if victim == "chunk" else \
+                    policy + ", victim's set"
+                rows.append((f"dm-fr {ways}-way", name,
+                             steady(cache, origin, args.trace, keys, C,
+                                    n_steady)))
+                sys.stdout.flush()
     for name, policy, r in rows:
         print(f"| {name} | {policy} | {r['written_back']:.3f} |"
               f" {r['request']:.2f} | {r['forced']:.1f} | {r['flushes']:.2f} |"
