@@ -102,7 +102,6 @@ static int geo_params(const struct geo_opts *go, u64 pm_bytes,
 {
 	u64 chunk = go->chunk_bytes ? go->chunk_bytes :
 		    (u64)FR_DEFAULT_CHUNK_SECTORS << FR_SECTOR_SHIFT;
-	struct fr_format_params probe;
 	struct fr_geometry g;
 	const char *why;
 	u64 region;
@@ -127,21 +126,18 @@ static int geo_params(const struct geo_opts *go, u64 pm_bytes,
 	if (go->region_bytes)
 		return 0;
 
-	/* Default region: 1 MiB, or as much as a small PM has room for. */
+	/*
+	 * The default region is the core's (fr_geometry_layout(): 1 MiB,
+	 * halved while it has more chunks than the PM has slots), as the
+	 * kernel's fresh format lays it out: say so when a small PM shrinks it.
+	 */
 	region = FR_DEFAULT_REGION_BYTES / chunk;
-	probe = *p;
-	probe.region_chunks = 1;
-	probe.stride_slots = 1;
-	if (fr_geometry_layout(&g, pm_bytes, &probe, &why))
+	if (fr_geometry_layout(&g, pm_bytes, p, &why))
 		return 0;	/* the real layout reports the problem */
-	while (region > 1 && region * 2 > g.nr_slots)
-		region /= 2;
-	if (region != FR_DEFAULT_REGION_BYTES / chunk)
-		fr_warn("the PM has only %llu slots: regions of %llu chunks instead of %llu",
-			(unsigned long long)g.nr_slots,
-			(unsigned long long)region,
-			(unsigned long long)(FR_DEFAULT_REGION_BYTES / chunk));
-	p->region_chunks = (u32)region;
+	if (g.region_chunks != region)
+		fr_warn("the PM has only %llu slots: regions of %u chunks instead of %llu",
+			(unsigned long long)g.nr_slots, g.region_chunks,
+			(unsigned long long)region);
 	return 0;
 }
 
