@@ -93,6 +93,7 @@ struct fr_stats {
 	u64 around_stream;
 	u64 around_background;
 	u64 around_refused;
+	u64 around_waited;
 	u64 write_bios;		/* not a status field: the writeback's sample */
 };
 
@@ -109,6 +110,14 @@ enum fr_io_kind {
 	FR_IO_DISCARD,		/* drop from PM, then discard the origin */
 	FR_IO_BYPASS,		/* one chunk whose slot PM cannot hold */
 	FR_IO_AROUND,		/* admission: remapped to the origin, FUA */
+	FR_IO_AROUND_WAIT,	/* the same once its slots are unpinned */
+};
+
+/* Why a write goes around PM (fr-admit.c). */
+enum fr_admit_reason {
+	FR_ADMIT_PM,		/* it does not: PM takes it */
+	FR_ADMIT_STREAM,	/* a sequential stream past admit_stream_kib */
+	FR_ADMIT_BACKGROUND,	/* page-cache writeback past admit_background */
 };
 
 /* Per-bio data. */
@@ -117,6 +126,7 @@ struct fr_io {
 	struct dm_fr *fr;
 	enum fr_io_kind kind;
 	unsigned int tries;		/* FR_IO_WRITE: origin refusals so far */
+	enum fr_admit_reason admit;	/* FR_IO_AROUND_WAIT: why around */
 	struct fr_fill *fills;		/* fill reads only */
 	struct bvec_iter fill_iter;	/* the fill read's data */
 	u64 around_sector;		/* FR_IO_AROUND: what it pinned */
@@ -199,13 +209,6 @@ struct fr_writeback {
 	u64 drains;			/* times a drain began (status) */
 	bool stopped;			/* suspended or being destroyed */
 	u32 unreadable;			/* skipped by the last pass: PM errors */
-};
-
-/* Why a write goes around PM (fr-admit.c). */
-enum fr_admit_reason {
-	FR_ADMIT_PM,		/* it does not: PM takes it */
-	FR_ADMIT_STREAM,	/* a sequential stream past admit_stream_kib */
-	FR_ADMIT_BACKGROUND,	/* page-cache writeback past admit_background */
 };
 
 /* Sequential write streams tracked at once (fr-admit.c). */
@@ -323,8 +326,9 @@ int fr_origin_remap(struct dm_fr *fr, struct bio *bio);
 /* fr-admit.c */
 enum fr_admit_reason fr_admit(struct dm_fr *fr, struct bio *bio);
 void fr_admit_done(struct dm_fr *fr);
-bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
-		  enum fr_admit_reason r);
+enum fr_around fr_admit_map(struct dm_fr *fr, struct bio *bio,
+			    struct fr_io *io, enum fr_admit_reason r);
+bool fr_admit_deferred(struct dm_fr *fr, struct fr_io *io, struct bio *bio);
 int fr_admit_remap(struct dm_fr *fr, struct bio *bio);
 void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io);
 int fr_admit_create(struct dm_fr *fr);

@@ -21,7 +21,8 @@
  *    once admit_background % of the PM is dirty.
  *
  * Such a write goes around only if the core agrees (fr_around_begin(): no
- * dirty copy in its range, no slot of it in flight). It is then remapped to
+ * dirty copy in its range, no slot of it in flight; one in flight makes it
+ * wait in a worker, fr_admit_deferred()). It is then remapped to
  * the origin with FUA, durable before it is acknowledged, and its slots stay
  * pinned until it completes. The pins are the core's, which reads them
  * more than once under a slot lock (a write picks its slot's free chunk
@@ -39,6 +40,8 @@
 
 /* No write for this long ends a stream. */
 #define FR_STREAM_GAP	(2 * HZ)
+/* The longest a write around waits for its slots' pins. */
+#define FR_AROUND_WAIT	HZ
 
 /* Which rule sends the write around, if any (not yet asked of the core). */
 static enum fr_admit_reason admit_reason(struct dm_fr *fr, struct bio *bio)
@@ -119,20 +122,26 @@ void fr_admit_done(struct dm_fr *fr)
 }
 
 /*
- * Under the range's slot locks: the core's say. True if the write goes
+ * Under the range's slot locks: the core's say. FR_AROUND_GO: the write goes
  * around (the caller unlocks with FR_STRIPE_CHANGED, so that no fill
- * stamped before it installs, and returns fr_admit_remap()).
+ * stamped before it installs, and remaps it with fr_admit_remap()).
+ * FR_AROUND_REFUSED: it goes to PM, no longer counted in flight.
+ * FR_AROUND_BUSY: an origin write of a slot of its range is in flight; it
+ * is still counted in flight, and the caller waits (fr_admit_deferred()).
  */
-bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
-		  enum fr_admit_reason r)
+enum fr_around fr_admit_map(struct dm_fr *fr, struct bio *bio,
+			    struct fr_io *io, enum fr_admit_reason r)
 {
 	u64 sector = bio->bi_iter.bi_sector;
 	u32 nr = bio_sectors(bio);
+	enum fr_around v = fr_around_begin(&fr->cache, sector, nr);
 
-	if (!fr_around_begin(&fr->cache, sector, nr)) {
+	if (v == FR_AROUND_BUSY)
+		return v;
+	if (v == FR_AROUND_REFUSED) {
 		fr_stat_add(fr, around_refused, 1);
 		fr_admit_done(fr);
-		return false;
+		return v;
 	}
 	io->kind = FR_IO_AROUND;
 	io->around_sector = sector;
@@ -141,7 +150,65 @@ bool fr_admit_map(struct dm_fr *fr, struct bio *bio, struct fr_io *io,
 		fr_stat_add(fr, around_stream, 1);
 	else
 		fr_stat_add(fr, around_background, 1);
-	return true;
+	return FR_AROUND_GO;
+}
+
+/* Whether a slot of chunks first..last is pinned (read without the locks). */
+static bool fr_range_pinned(struct dm_fr *fr, u64 first, u64 last)
+{
+	const struct fr_geometry *g = &fr->cache.geo;
+	u64 k;
+
+	for (k = first; k <= last; k++)
+		if (fr_slot_pinned(&fr->cache, fr_slot_of(g, to_ochunk(k))))
+			return true;
+	return false;
+}
+
+/*
+ * In fr->io_wq, a write around whose range had a slot pinned (the origin
+ * write of a batch, a victim or another write around in flight; a stream
+ * of several MiB in flight covers a small PM's every slot): it waits for
+ * the pins to clear and asks the core again, rather than fill the PM that
+ * admission keeps it off. True if it was sent around; false if it goes to
+ * PM after all (the caller stores it): the core refused it meanwhile (a
+ * write stored a dirty copy), a flush paused admission, or the pins
+ * outlasted FR_AROUND_WAIT (a slow or failing origin).
+ */
+bool fr_admit_deferred(struct dm_fr *fr, struct fr_io *io, struct bio *bio)
+{
+	unsigned long deadline = jiffies + FR_AROUND_WAIT;
+	struct fr_lockset ls;
+	enum fr_around v;
+	u64 first, last;
+
+	fr_stat_add(fr, around_waited, 1);
+	fr_bio_chunks(fr, bio, &first, &last);
+	for (;;) {
+		long left = (long)(deadline - jiffies);
+
+		if (left <= 0 ||
+		    !wait_event_timeout(fr->wb.pin_wait,
+					READ_ONCE(fr->admit.paused) ||
+					!fr_range_pinned(fr, first, last),
+					left) ||
+		    READ_ONCE(fr->admit.paused))
+			break;
+		fr_lock_range(fr, first, last, &ls);
+		v = fr_admit_map(fr, bio, io, io->admit);
+		fr_unlock_range(fr, &ls, v == FR_AROUND_GO ?
+					 FR_STRIPE_CHANGED : FR_STRIPE_KEPT);
+		if (v == FR_AROUND_GO) {
+			fr_admit_remap(fr, bio);
+			dm_submit_bio_remap(bio, NULL);
+			return true;
+		}
+		if (v == FR_AROUND_REFUSED)
+			return false;
+	}
+	fr_stat_add(fr, around_refused, 1);
+	fr_admit_done(fr);
+	return false;
 }
 
 /* The write around, to the origin: durable there before it completes. */
@@ -231,6 +298,8 @@ void fr_admit_pause(struct dm_fr *fr)
 	WRITE_ONCE(fr->admit.paused, true);
 	/* Paused before the count is read; pairs with fr_admit(). */
 	smp_mb();
+	/* The writes around waiting for pins go to PM (fr_admit_deferred). */
+	wake_up_all(&fr->wb.pin_wait);
 	wait_event(fr->wb.pin_wait, !atomic_read(&fr->admit.in_flight));
 }
 

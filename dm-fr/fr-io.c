@@ -196,10 +196,20 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		return DM_MAPIO_SUBMITTED;
 	}
 	/* Admission: around PM, if the core agrees (fr-admit.c). */
-	if (unlikely(admit != FR_ADMIT_PM) &&
-	    fr_admit_map(fr, bio, io, admit)) {
-		fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
-		return fr_admit_remap(fr, bio);
+	if (unlikely(admit != FR_ADMIT_PM)) {
+		switch (fr_admit_map(fr, bio, io, admit)) {
+		case FR_AROUND_GO:
+			fr_unlock_range(fr, &ls, FR_STRIPE_CHANGED);
+			return fr_admit_remap(fr, bio);
+		case FR_AROUND_BUSY:
+			/* A slot's origin write in flight: wait, not PM. */
+			fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
+			io->admit = admit;
+			fr_queue_io(fr, io, FR_IO_AROUND_WAIT);
+			return DM_MAPIO_SUBMITTED;
+		case FR_AROUND_REFUSED:
+			break;
+		}
 	}
 
 	out = fr_write(&fr->cache, bio->bi_iter.bi_sector, bio_sectors(bio),
@@ -485,6 +495,11 @@ static void fr_io_work(struct work_struct *work)
 		break;
 	case FR_IO_BYPASS:
 		fr_deferred_bypass(io->fr, bio);
+		break;
+	case FR_IO_AROUND_WAIT:
+		/* Stored on PM as any write if it cannot go around after all. */
+		if (!fr_admit_deferred(io->fr, io, bio))
+			fr_deferred_write(io->fr, io, bio);
 		break;
 	default:
 		bio_io_error(bio);

@@ -297,6 +297,7 @@ static void fr_sum_stats(struct dm_fr *fr, struct fr_stats *sum)
 		sum->around_stream += s->around_stream;
 		sum->around_background += s->around_background;
 		sum->around_refused += s->around_refused;
+		sum->around_waited += s->around_waited;
 	}
 }
 
@@ -346,6 +347,7 @@ static unsigned int fr_status_info(struct dm_fr *fr, char *result,
 	v[FR_STATUS_around_stream] = s.around_stream;
 	v[FR_STATUS_around_background] = s.around_background;
 	v[FR_STATUS_around_refused] = s.around_refused;
+	v[FR_STATUS_around_waited] = s.around_waited;
 	v[FR_STATUS_set_ways] = g->ways;
 
 	DMEMIT("%s", READ_ONCE(fr->degraded) ? "degraded" : "ok");
@@ -544,7 +546,7 @@ static void fr_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type fr_target = {
 	.name = "fr",
-	.version = {1, 19, 0},
+	.version = {1, 20, 0},
 	.module = THIS_MODULE,
 	.ctr = fr_ctr,
 	.dtr = fr_dtr,

@@ -8,7 +8,7 @@
  * write's:
  *
  *  - A dirty copy of a key the write touches is newer than the origin: the
- *    write goes to PM instead, in front of it (fr_around_begin() says no).
+ *    write goes to PM instead, in front of it (fr_around_begin() refuses).
  *    Dropping the dirty copy first would lose it if the origin write then
  *    failed or the machine crashed before it landed.
  *  - A clean copy equals the origin, which the write is about to change: it
@@ -24,10 +24,26 @@
  */
 #include "fr-tags.h"
 
-/* Whether a write of chunks first..last may go around PM: see fr-core.h. */
-static bool around_allowed(const struct fr_cache *c, u64 first, u64 last)
+/*
+ * Whether an origin write of slot s is in flight: a batch's or a victim's
+ * (its key's old copy may be on its way to the origin, even once that copy
+ * is gone from PM), or another write around's.
+ */
+static bool around_busy(const struct fr_cache *c, fr_slot_t s)
+{
+	return fr_slot_pinned(c, s);
+}
+
+/*
+ * Whether a write of chunks first..last may go around PM: see fr-core.h. A
+ * refusal is final, a pin is not: a slot pinned by a batch or another write
+ * around is free again once that origin write is done.
+ */
+static enum fr_around around_verdict(const struct fr_cache *c, u64 first,
+				     u64 last)
 {
 	const struct fr_geometry *g = &c->geo;
+	enum fr_around v = FR_AROUND_GO;
 	u64 k;
 	u32 i;
 
@@ -35,18 +51,19 @@ static bool around_allowed(const struct fr_cache *c, u64 first, u64 last)
 		fr_ochunk_t key = to_ochunk(k);
 		fr_slot_t s = fr_slot_of(g, key);
 
-		if (fr_slot_tags_bad(c, s) || fr_slot_lost(c, s) ||
-		    fr_slot_pinned(c, s))
-			return false;
+		if (fr_slot_tags_bad(c, s) || fr_slot_lost(c, s))
+			return FR_AROUND_REFUSED;
 		for (i = 0; i < c->geo.ways; i++) {
 			u64 commit = tag_commit(c, slot_chunk(c, s, i));
 
 			if (commit_holds(commit, key) &&
 			    (commit & FR_TAG_DIRTY))
-				return false;
+				return FR_AROUND_REFUSED;
 		}
+		if (FR_STEP(around_busy, c, s))
+			v = FR_AROUND_BUSY;
 	}
-	return true;
+	return v;
 }
 
 /* Drop key's clean copy in slot s, if it has one: the origin changes. */
@@ -92,17 +109,20 @@ static void chunk_range(const struct fr_geometry *g, u64 sector,
 	*last = (sector + nr_sectors - 1) >> g->chunk_shift;
 }
 
-bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors)
+enum fr_around fr_around_begin(struct fr_cache *c, u64 sector,
+			       u32 nr_sectors)
 {
 	const struct fr_geometry *g = &c->geo;
 	u64 first, last, k;
+	enum fr_around v;
 	bool dropped = false;
 
 	if (!nr_sectors || sector + nr_sectors > g->origin_sectors)
-		return false;
+		return FR_AROUND_REFUSED;
 	chunk_range(g, sector, nr_sectors, &first, &last);
-	if (!around_allowed(c, first, last))
-		return false;
+	v = around_verdict(c, first, last);
+	if (v != FR_AROUND_GO)
+		return v;
 	for (k = first; k <= last; k++) {
 		fr_slot_t s = fr_slot_of(g, to_ochunk(k));
 
@@ -113,7 +133,7 @@ bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors)
 		fr_pm_fence();
 	for (k = first; k <= last; k++)
 		FR_STEP(around_pin, c, fr_slot_of(g, to_ochunk(k)));
-	return true;
+	return FR_AROUND_GO;
 }
 
 void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors)

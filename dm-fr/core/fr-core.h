@@ -430,19 +430,28 @@ u64 fr_discard_slots(struct fr_cache *c, fr_slot_t first, u64 nr,
 /*
  * A write the caller sends around PM, to the origin (admission,
  * fr-around.c). fr_around_begin() (locks: every slot the range, which lies
- * within one region, is placed in) returns false if it may not go around:
- * a key of the range is held dirty (the write goes to PM, in front of it),
- * or a slot of the range is pinned (an origin write of its data is in
- * flight), lost or has bad tags. Else it drops the range's clean copies,
- * fenced, pins every chunk of each of its slots and returns true; the
- * caller then writes the origin durably, and once that write completed,
+ * within one region, is placed in) returns FR_AROUND_REFUSED if it may not
+ * go around: a key of the range is held dirty (the write goes to PM, in
+ * front of it), or a slot of the range is lost or has bad tags; else
+ * FR_AROUND_BUSY if a slot of the range is pinned (an origin write of its
+ * data is in flight: the caller may wait until it is unpinned and ask
+ * again, or store the write on PM). Else it drops the range's clean copies,
+ * fenced, pins every chunk of each of its slots and returns FR_AROUND_GO;
+ * the caller then writes the origin durably, and once that write completed,
  * successfully or not, calls fr_around_end() (locks: the same slots), which
  * unpins them. Under the locks, as every pin change: the core reads a
  * slot's pins more than once under its lock (a write picks the free chunk
  * when it places its data and again when it commits), and a pin cleared in
  * between would make the write commit a chunk it never wrote.
  */
-bool fr_around_begin(struct fr_cache *c, u64 sector, u32 nr_sectors);
+enum fr_around {
+	FR_AROUND_GO,
+	FR_AROUND_BUSY,
+	FR_AROUND_REFUSED,
+};
+
+enum fr_around fr_around_begin(struct fr_cache *c, u64 sector,
+			       u32 nr_sectors);
 void fr_around_end(struct fr_cache *c, u64 sector, u32 nr_sectors);
 
 /*

@@ -44,6 +44,8 @@ FR_STATUS(around_stream, 116, 1, "around_stream",
 FR_STATUS(around_background, 116, 1, "around_background",
 	  "page-cache writeback sent around PM to the origin")
 FR_STATUS(around_refused, 116, 1, "around_refused",
-	  "writes admission would have sent around that went to PM (a dirty copy, or the slot in flight)")
+	  "writes admission would have sent around that went to PM (a dirty copy, or a slot in flight past its wait)")
 FR_STATUS(set_ways, 118, 1, "set_ways",
 	  "chunks a slot: 2 (pairs), or a set's 4 or 8")
+FR_STATUS(around_waited, 120, 1, "around_waited",
+	  "writes admission sent around or meant to that first waited for an origin write of their slots in flight")

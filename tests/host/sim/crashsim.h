@@ -80,6 +80,11 @@ struct op {
 	u64 crash_sel;		/* OP_CRASH: which crash point, which state */
 	/* nr 0: a batch (INJ_VICTIM), from PM chunk sector if nonzero */
 	struct { u64 sector; u32 nr; } inj[MAX_INJ];
+	/*
+	 * Bit i: inj[i] is a write sent around PM (in INJ_AROUND: one of
+	 * another key of the slot, which must wait for the first, 1.20).
+	 */
+	u8 inj_around;
 };
 
 enum op_status { ST_INFLIGHT, ST_ACKED, ST_LOST };

@@ -358,6 +358,9 @@ static int wb_stage(void *vctx, u64 sector, const void *pm_src, u32 nr)
 static void nested_batch(u64 from);
 static void exec_fill(u64 key);
 
+/* What an injected write around is (inj[i].around): no injections of its own. */
+static const struct op inj_around_op = { .type = OP_WRITE, .around = 1 };
+
 static void run_injected(struct wbctx *w, u8 at)
 {
 	u32 i;
@@ -375,7 +378,8 @@ static void run_injected(struct wbctx *w, u8 at)
 			exec_fill(w->inj->inj[i].sector);
 		else
 			exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr,
-				   NULL, NULL);
+				   NULL, (w->inj->inj_around & 1u << i) ?
+				   &inj_around_op : NULL);
 	}
 }
 
@@ -735,7 +739,9 @@ static bool past_end(u64 sector, u32 nr)
  * copies and pinned its slots, and fr_around_end() unpins them once it is
  * there. The writes, batches and fills the op injects (INJ_AROUND) run in
  * its window, before the origin write. False if it may not go around: the
- * write goes to PM.
+ * write goes to PM. (Refused or busy alike: where a slot is pinned the
+ * kernel waits and asks again, and stores the write on PM if the pins
+ * outlast its wait; the model, one thread, has no one to wait for.)
  */
 static bool write_around(u32 id, u64 sector, u32 nr, const struct op *op)
 {
@@ -744,7 +750,7 @@ static bool write_around(u32 id, u64 sector, u32 nr, const struct op *op)
 	u32 i;
 
 	lock_range(sector, nr);
-	ok = fr_around_begin(&S.c, sector, nr);
+	ok = fr_around_begin(&S.c, sector, nr) == FR_AROUND_GO;
 	unlock_range(sector, nr);
 	if (!ok) {
 		S.fig3[F_AROUND_REFUSED]++;
@@ -762,7 +768,8 @@ static bool write_around(u32 id, u64 sector, u32 nr, const struct op *op)
 				exec_fill(op->inj[i].sector);
 			else
 				exec_write(op->inj[i].sector, op->inj[i].nr,
-					   NULL, NULL);
+					   NULL, (op->inj_around & 1u << i) ?
+					   &inj_around_op : NULL);
 		}
 		in_around = false;
 	}
@@ -1178,7 +1185,9 @@ static void describe_op(const struct op *op, char *b, size_t len)
 			     snprintf(b + o, len - o, " fill key %llu",
 				      (unsigned long long)op->inj[i].sector) :
 			     op->inj[i].nr ?
-			     snprintf(b + o, len - o, " write %llu+%u",
+			     snprintf(b + o, len - o, " %s %llu+%u",
+				      (op->inj_around & 1u << i) ? "write around" :
+				      "write",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr) :
 			     op->inj[i].sector ?
@@ -1207,7 +1216,9 @@ static void describe_op(const struct op *op, char *b, size_t len)
 			o += op->inj[i].nr == INJ_FILL_NR ?
 			     snprintf(b + o, len - o, " fill key %llu",
 				      (unsigned long long)op->inj[i].sector) :
-			     snprintf(b + o, len - o, " write %llu+%u",
+			     snprintf(b + o, len - o, " %s %llu+%u",
+				      (op->inj_around & 1u << i) ? "write around" :
+				      "write",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr);
 		if (op->ninj && o < len)

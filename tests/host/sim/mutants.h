@@ -40,6 +40,7 @@ enum fr_mutation {
 	FR_MUT_AROUND_KEEPS_COPY,	/* a write around PM keeps the key's clean copy */
 	FR_MUT_AROUND_NO_PIN,		/* a write around PM leaves its slots unpinned */
 	FR_MUT_AROUND_UNPIN_RACES,	/* a write around PM is unpinned in the middle of a write to its slot */
+	FR_MUT_AROUND_IGNORES_PINS,	/* a write around PM goes while an origin write of its slot is in flight */
 	FR_MUT_STAGED_BUDDY_ONLY,	/* a batch looks for a key's other copy in p ^ 1 only (a pair's rule in a set) */
 	FR_MUT_SUPERSEDED_ADJACENT,	/* recovery looks for two copies of a key in adjacent chunks only */
 	FR_MUT_STAGED_IN_A_ROW,		/* a batch in origin order looks for a key's other copy only in the snaps just before */

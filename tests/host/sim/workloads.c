@@ -324,6 +324,29 @@ void build_workload(struct workload *w)
 	o.ninj = 1;
 	o.inj[0] = (typeof(o.inj[0])){ K, INJ_FILL_NR };
 	A(o);
+	/*
+	 * In K's window, a write around of X, another key of K's slot: it
+	 * must wait (the model stores it on PM), for if it went, its end
+	 * would unpin the slot under K's write around, and a batch would
+	 * then write back a newer copy of K that K's origin write, landing
+	 * after it, makes older than the origin.
+	 */
+	for (X = 0; X < g->origin_chunks; X++)
+		if (X != K &&
+		    fr_slot_of(g, to_ochunk(X)) == fr_slot_of(g, to_ochunk(K)))
+			break;
+	if (X < g->origin_chunks) {
+		o = mk_write(K * cs, (u32)cs);
+		o.around = 1;
+		o.inj_at = INJ_AROUND;
+		o.ninj = 3;
+		o.inj[0] = (typeof(o.inj[0])){ X * cs, (u32)cs };
+		o.inj_around = 1;
+		o.inj[1] = (typeof(o.inj[0])){ K * cs + 1, 2 };
+		o.inj[2].sector = from_slot(fr_slot_of(g, to_ochunk(K))) <<
+				  g->ways_shift;
+		A(o);
+	}
 	/* the short last chunk, whole */
 	A(mk_write(lastk * cs, (u32)(g->origin_sectors - lastk * cs)));
 	if (S.cfg->format_sectors) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Writes sent around PM (fr-around.c): refused over a dirty copy or a
- * pinned slot, a clean copy dropped and fenced, both chunks of each slot
+ * Writes sent around PM (fr-around.c): refused over a dirty copy, busy
+ * while a slot is pinned, a clean copy dropped and fenced, both chunks of each slot
  * pinned until the end, and what a fill and a batch do meanwhile.
  * (Crashes and interleavings: the crash simulator, with its mutants
  * AROUND_KEEPS_COPY and AROUND_NO_PIN.)
@@ -67,19 +67,19 @@ TEST(around_refused_over_dirty_copy)
 	CHECK_EQ(write_sectors(&im, 8, 8, 0x11), FR_WRITE_DONE);
 	fences = im.spm.fences;
 	/* Key 1 dirty: the write goes to PM, in front of it; nothing changes. */
-	CHECK(!fr_around_begin(&im.c, 8, 8));
-	CHECK(!fr_around_begin(&im.c, 12, 1));
+	CHECK_EQ(fr_around_begin(&im.c, 8, 8), FR_AROUND_REFUSED);
+	CHECK_EQ(fr_around_begin(&im.c, 12, 1), FR_AROUND_REFUSED);
 	CHECK_EQ(im.spm.fences, fences);
 	CHECK(fr_lookup(&im.c, to_ochunk(1), &hit));
 	CHECK_EQ(pins[0], 0);
 	/* Key 0 (same region, no copy): it may go. */
-	CHECK(fr_around_begin(&im.c, 0, 8));
+	CHECK_EQ(fr_around_begin(&im.c, 0, 8), FR_AROUND_GO);
 	CHECK_EQ(im.spm.fences, fences);	/* nothing dropped, no fence */
 	fr_around_end(&im.c, 0, 8);
 	CHECK_EQ(pins[0], 0);
 	/* Past the end, or empty: refused. */
-	CHECK(!fr_around_begin(&im.c, 16 * 8 - 4, 8));
-	CHECK(!fr_around_begin(&im.c, 0, 0));
+	CHECK_EQ(fr_around_begin(&im.c, 16 * 8 - 4, 8), FR_AROUND_REFUSED);
+	CHECK_EQ(fr_around_begin(&im.c, 0, 0), FR_AROUND_REFUSED);
 	img_free(&im);
 }
 
@@ -100,14 +100,14 @@ TEST(around_drops_clean_copy_fenced_and_pins_slot)
 	CHECK_EQ(fr_count_valid(&im.c), 1);
 	fences = im.spm.fences;
 	/* A write around of part of key 3: the clean copy goes, fenced. */
-	CHECK(fr_around_begin(&im.c, 3 * 8 + 2, 3));
+	CHECK_EQ(fr_around_begin(&im.c, 3 * 8 + 2, 3), FR_AROUND_GO);
 	CHECK_EQ(im.spm.fences, fences + 1);
 	CHECK(!fr_lookup(&im.c, to_ochunk(3), &hit));
 	CHECK_EQ(fr_count_valid(&im.c), 0);
 	s0 = slot_first(&im, 3);
 	CHECK(test_bit(s0, pins) && test_bit(s0 + 1, pins));
-	/* Meanwhile: no second write around, no fill into the slot. */
-	CHECK(!fr_around_begin(&im.c, 3 * 8, 8));
+	/* Meanwhile: no second write around yet, no fill into the slot. */
+	CHECK_EQ(fr_around_begin(&im.c, 3 * 8, 8), FR_AROUND_BUSY);
 	CHECK(!fr_can_fill(&im.c, to_ochunk(3)));
 	CHECK_EQ(fr_fill(&im.c, to_ochunk(3), pattern, &byte), 0);
 	/*
@@ -126,20 +126,45 @@ TEST(around_drops_clean_copy_fenced_and_pins_slot)
 	img_free(&im);
 }
 
-TEST(around_refused_while_slot_in_flight)
+TEST(around_busy_while_slot_in_flight)
 {
 	struct img im;
 	unsigned long pins[4] = { 0 };
-	u64 s0;
+	u64 s0, fences;
 
 	REQUIRE(!img_format(&im, 8, 2, 0, 16 * 8));
 	im.c.pinned = pins;
 	/* A stage has a chunk of key 5's slot pinned (its old copy in flight). */
 	s0 = slot_first(&im, 5);
 	set_bit(s0 + 1, pins);
-	CHECK(!fr_around_begin(&im.c, 5 * 8, 8));
+	fences = im.spm.fences;
+	/* Busy, not refused: it may go once the slot is unpinned. */
+	CHECK_EQ(fr_around_begin(&im.c, 5 * 8, 8), FR_AROUND_BUSY);
+	CHECK_EQ(fr_around_begin(&im.c, 4 * 8, 16), FR_AROUND_BUSY);
+	CHECK_EQ(im.spm.fences, fences);
+	CHECK(!test_bit(s0, pins));	/* nothing pinned meanwhile */
 	clear_bit(s0 + 1, pins);
-	CHECK(fr_around_begin(&im.c, 5 * 8, 8));
+	CHECK_EQ(fr_around_begin(&im.c, 5 * 8, 8), FR_AROUND_GO);
 	fr_around_end(&im.c, 5 * 8, 8);
+	CHECK_EQ(pins[0], 0);
+	img_free(&im);
+}
+
+/* A dirty copy refuses the write even where another slot is only busy. */
+TEST(around_refused_over_dirty_copy_beside_busy_slot)
+{
+	struct img im;
+	unsigned long pins[4] = { 0 };
+
+	REQUIRE(!img_format(&im, 8, 2, 0, 16 * 8));
+	im.c.pinned = pins;
+	/* Regions of 2 chunks: keys 4 and 5 are one, 6 and 7 the next. */
+	CHECK_EQ(write_sectors(&im, 4 * 8, 8, 0x44), FR_WRITE_DONE);
+	CHECK_EQ(write_sectors(&im, 7 * 8, 8, 0x77), FR_WRITE_DONE);
+	/* Dirty first, then busy; busy first, then dirty. */
+	set_bit(slot_first(&im, 5), pins);
+	CHECK_EQ(fr_around_begin(&im.c, 4 * 8, 16), FR_AROUND_REFUSED);
+	set_bit(slot_first(&im, 6), pins);
+	CHECK_EQ(fr_around_begin(&im.c, 6 * 8, 16), FR_AROUND_REFUSED);
 	img_free(&im);
 }
