@@ -127,6 +127,7 @@ struct fr_io {
 	enum fr_io_kind kind;
 	unsigned int tries;		/* FR_IO_WRITE: origin refusals so far */
 	enum fr_admit_reason admit;	/* FR_IO_AROUND_WAIT: why around */
+	unsigned long around_until;	/* FR_IO_AROUND_WAIT: then to PM */
 	struct fr_fill *fills;		/* fill reads only */
 	struct bvec_iter fill_iter;	/* the fill read's data */
 	u64 around_sector;		/* FR_IO_AROUND: what it pinned */
@@ -228,6 +229,11 @@ struct fr_admit {
 	struct llist_head done;
 	struct work_struct work;
 	struct workqueue_struct *wq;
+	/* Writes around whose slots are pinned, asked again by retry. */
+	spinlock_t wait_lock;
+	struct bio_list waiting;
+	unsigned int nr_waiting;
+	struct delayed_work retry;
 };
 
 struct dm_fr {
@@ -328,7 +334,10 @@ enum fr_admit_reason fr_admit(struct dm_fr *fr, struct bio *bio);
 void fr_admit_done(struct dm_fr *fr);
 enum fr_around fr_admit_map(struct dm_fr *fr, struct bio *bio,
 			    struct fr_io *io, enum fr_admit_reason r);
-bool fr_admit_deferred(struct dm_fr *fr, struct fr_io *io, struct bio *bio);
+void fr_admit_defer(struct dm_fr *fr, struct fr_io *io, struct bio *bio,
+		    enum fr_admit_reason r);
+void fr_admit_kick(struct dm_fr *fr);
+void fr_queue_write(struct dm_fr *fr, struct fr_io *io);
 int fr_admit_remap(struct dm_fr *fr, struct bio *bio);
 void fr_admit_end_io(struct dm_fr *fr, struct fr_io *io);
 int fr_admit_create(struct dm_fr *fr);

@@ -22,7 +22,7 @@
  *
  * Such a write goes around only if the core agrees (fr_around_begin(): no
  * dirty copy in its range, no slot of it in flight; one in flight makes it
- * wait in a worker, fr_admit_deferred()). It is then remapped to
+ * wait, fr_admit_defer()). It is then remapped to
  * the origin with FUA, durable before it is acknowledged, and its slots stay
  * pinned until it completes. The pins are the core's, which reads them
  * more than once under a slot lock (a write picks its slot's free chunk
@@ -40,8 +40,9 @@
 
 /* No write for this long ends a stream. */
 #define FR_STREAM_GAP	(2 * HZ)
-/* The longest a write around waits for its slots' pins. */
+/* The longest a write around waits for its slots' pins, and how often it looks. */
 #define FR_AROUND_WAIT	HZ
+#define FR_AROUND_POLL	max(1, HZ / 100)
 
 /* Which rule sends the write around, if any (not yet asked of the core). */
 static enum fr_admit_reason admit_reason(struct dm_fr *fr, struct bio *bio)
@@ -124,10 +125,11 @@ void fr_admit_done(struct dm_fr *fr)
 /*
  * Under the range's slot locks: the core's say. FR_AROUND_GO: the write goes
  * around (the caller unlocks with FR_STRIPE_CHANGED, so that no fill
- * stamped before it installs, and remaps it with fr_admit_remap()).
- * FR_AROUND_REFUSED: it goes to PM, no longer counted in flight.
- * FR_AROUND_BUSY: an origin write of a slot of its range is in flight; it
- * is still counted in flight, and the caller waits (fr_admit_deferred()).
+ * stamped before it installs, and remaps it with fr_admit_remap()); it
+ * stays counted in flight until it completes. Otherwise it is no longer
+ * counted: FR_AROUND_REFUSED, it goes to PM; FR_AROUND_BUSY, an origin
+ * write of a slot of its range is in flight, and the caller lets it wait
+ * (fr_admit_defer()).
  */
 enum fr_around fr_admit_map(struct dm_fr *fr, struct bio *bio,
 			    struct fr_io *io, enum fr_admit_reason r)
@@ -136,10 +138,9 @@ enum fr_around fr_admit_map(struct dm_fr *fr, struct bio *bio,
 	u32 nr = bio_sectors(bio);
 	enum fr_around v = fr_around_begin(&fr->cache, sector, nr);
 
-	if (v == FR_AROUND_BUSY)
-		return v;
-	if (v == FR_AROUND_REFUSED) {
-		fr_stat_add(fr, around_refused, 1);
+	if (v != FR_AROUND_GO) {
+		if (v == FR_AROUND_REFUSED)
+			fr_stat_add(fr, around_refused, 1);
 		fr_admit_done(fr);
 		return v;
 	}
@@ -166,49 +167,112 @@ static bool fr_range_pinned(struct dm_fr *fr, u64 first, u64 last)
 }
 
 /*
- * In fr->io_wq, a write around whose range had a slot pinned (the origin
- * write of a batch, a victim or another write around in flight; a stream
- * of several MiB in flight covers a small PM's every slot): it waits for
- * the pins to clear and asks the core again, rather than fill the PM that
- * admission keeps it off. True if it was sent around; false if it goes to
- * PM after all (the caller stores it): the core refused it meanwhile (a
- * write stored a dirty copy), a flush paused admission, or the pins
- * outlasted FR_AROUND_WAIT (a slow or failing origin).
+ * A write around whose range has a slot pinned: the origin write of a
+ * batch, a victim or another write around is in flight (a stream of several
+ * MiB in flight covers a small PM's every slot). Rather than fill the PM
+ * that admission keeps it off, it waits on a list, which fr_admit_retry()
+ * goes through whenever an origin write of PM data or a write around
+ * completes, and every FR_AROUND_POLL. It holds no pin and no worker
+ * meanwhile, and is not counted in flight, so a flush's pause does not wait
+ * for it.
  */
-bool fr_admit_deferred(struct dm_fr *fr, struct fr_io *io, struct bio *bio)
+void fr_admit_defer(struct dm_fr *fr, struct fr_io *io, struct bio *bio,
+		    enum fr_admit_reason r)
 {
-	unsigned long deadline = jiffies + FR_AROUND_WAIT;
+	unsigned long flags;
+
+	io->kind = FR_IO_AROUND_WAIT;
+	io->admit = r;
+	io->around_until = jiffies + FR_AROUND_WAIT;
+	fr_stat_add(fr, around_waited, 1);
+	spin_lock_irqsave(&fr->admit.wait_lock, flags);
+	bio_list_add(&fr->admit.waiting, bio);
+	fr->admit.nr_waiting++;
+	spin_unlock_irqrestore(&fr->admit.wait_lock, flags);
+	queue_delayed_work(fr->admit.wq, &fr->admit.retry, FR_AROUND_POLL);
+}
+
+/* Pins were cleared: the waiting writes may go (any context). */
+void fr_admit_kick(struct dm_fr *fr)
+{
+	if (READ_ONCE(fr->admit.nr_waiting))
+		mod_delayed_work(fr->admit.wq, &fr->admit.retry, 0);
+}
+
+/*
+ * One waiting write, asked again: true if it still waits. It goes to PM
+ * after all (fr_queue_write()) if the core refuses it now (a write stored a
+ * dirty copy meanwhile), a flush paused admission, or the pins outlasted
+ * FR_AROUND_WAIT (a slow or failing origin).
+ */
+static bool fr_admit_retry_one(struct dm_fr *fr, struct fr_io *io,
+			       struct bio *bio)
+{
 	struct fr_lockset ls;
 	enum fr_around v;
 	u64 first, last;
 
-	fr_stat_add(fr, around_waited, 1);
+	if (READ_ONCE(fr->admit.paused) ||
+	    time_after_eq(jiffies, io->around_until))
+		goto to_pm;
 	fr_bio_chunks(fr, bio, &first, &last);
-	for (;;) {
-		long left = (long)(deadline - jiffies);
-
-		if (left <= 0 ||
-		    !wait_event_timeout(fr->wb.pin_wait,
-					READ_ONCE(fr->admit.paused) ||
-					!fr_range_pinned(fr, first, last),
-					left) ||
-		    READ_ONCE(fr->admit.paused))
-			break;
-		fr_lock_range(fr, first, last, &ls);
-		v = fr_admit_map(fr, bio, io, io->admit);
-		fr_unlock_range(fr, &ls, v == FR_AROUND_GO ?
-					 FR_STRIPE_CHANGED : FR_STRIPE_KEPT);
-		if (v == FR_AROUND_GO) {
-			fr_admit_remap(fr, bio);
-			dm_submit_bio_remap(bio, NULL);
-			return true;
-		}
-		if (v == FR_AROUND_REFUSED)
-			return false;
+	if (fr_range_pinned(fr, first, last))
+		return true;
+	atomic_inc(&fr->admit.in_flight);
+	/* Counted before the pause is read; pairs with fr_admit_pause(). */
+	smp_mb__after_atomic();
+	if (READ_ONCE(fr->admit.paused)) {
+		fr_admit_done(fr);
+		goto to_pm;
 	}
-	fr_stat_add(fr, around_refused, 1);
-	fr_admit_done(fr);
+	fr_lock_range(fr, first, last, &ls);
+	v = fr_admit_map(fr, bio, io, io->admit);
+	fr_unlock_range(fr, &ls, v == FR_AROUND_GO ?
+				 FR_STRIPE_CHANGED : FR_STRIPE_KEPT);
+	if (v == FR_AROUND_BUSY)
+		return true;
+	if (v == FR_AROUND_GO) {
+		fr_admit_remap(fr, bio);
+		dm_submit_bio_remap(bio, NULL);
+	} else {
+		fr_queue_write(fr, io);
+	}
 	return false;
+to_pm:
+	fr_stat_add(fr, around_refused, 1);
+	fr_queue_write(fr, io);
+	return false;
+}
+
+/* The waiting writes, each asked again; those still waiting wait on. */
+static void fr_admit_retry(struct work_struct *work)
+{
+	struct dm_fr *fr = container_of(to_delayed_work(work), struct dm_fr,
+					admit.retry);
+	struct bio_list list, again;
+	unsigned int n = 0;
+	struct bio *bio;
+
+	bio_list_init(&again);
+	spin_lock_irq(&fr->admit.wait_lock);
+	list = fr->admit.waiting;
+	bio_list_init(&fr->admit.waiting);
+	spin_unlock_irq(&fr->admit.wait_lock);
+	while ((bio = bio_list_pop(&list))) {
+		struct fr_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+		if (fr_admit_retry_one(fr, io, bio))
+			bio_list_add(&again, bio);
+		else
+			n++;
+	}
+	spin_lock_irq(&fr->admit.wait_lock);
+	bio_list_merge_head(&fr->admit.waiting, &again);
+	fr->admit.nr_waiting -= n;
+	if (fr->admit.nr_waiting)
+		queue_delayed_work(fr->admit.wq, &fr->admit.retry,
+				   FR_AROUND_POLL);
+	spin_unlock_irq(&fr->admit.wait_lock);
 }
 
 /* The write around, to the origin: durable there before it completes. */
@@ -256,6 +320,7 @@ static void fr_admit_work(struct work_struct *work)
 		smp_mb__after_atomic();
 		/* Writes waiting for the slots (fr_writeback_victim), a pause. */
 		wake_up_all(&fr->wb.pin_wait);
+		fr_admit_kick(fr);
 		/* end_io, called again, lets it complete. */
 		io->kind = FR_IO_NONE;
 		bio_endio(bio);
@@ -266,6 +331,9 @@ int fr_admit_create(struct dm_fr *fr)
 {
 	init_llist_head(&fr->admit.done);
 	INIT_WORK(&fr->admit.work, fr_admit_work);
+	spin_lock_init(&fr->admit.wait_lock);
+	bio_list_init(&fr->admit.waiting);
+	INIT_DELAYED_WORK(&fr->admit.retry, fr_admit_retry);
 	/*
 	 * Not fr->io_wq: a deferred write there may wait for the pins this
 	 * work clears (fr_writeback_victim), with no other worker to be had.
@@ -283,8 +351,11 @@ void fr_admit_wait(struct dm_fr *fr)
 
 void fr_admit_destroy(struct dm_fr *fr)
 {
-	if (fr->admit.wq)
+	if (fr->admit.wq) {
+		/* Suspended first: no write is left waiting to re-arm it. */
+		cancel_delayed_work_sync(&fr->admit.retry);
 		destroy_workqueue(fr->admit.wq);
+	}
 	fr->admit.wq = NULL;
 }
 
@@ -298,8 +369,8 @@ void fr_admit_pause(struct dm_fr *fr)
 	WRITE_ONCE(fr->admit.paused, true);
 	/* Paused before the count is read; pairs with fr_admit(). */
 	smp_mb();
-	/* The writes around waiting for pins go to PM (fr_admit_deferred). */
-	wake_up_all(&fr->wb.pin_wait);
+	/* The writes around waiting for pins go to PM (fr_admit_retry_one). */
+	fr_admit_kick(fr);
 	wait_event(fr->wb.pin_wait, !atomic_read(&fr->admit.in_flight));
 }
 

@@ -130,6 +130,12 @@ static void fr_queue_io(struct dm_fr *fr, struct fr_io *io,
 	queue_delayed_work(fr->io_wq, &io->work, 0);
 }
 
+/* A write that goes to PM after all, from a worker (fr-admit.c). */
+void fr_queue_write(struct dm_fr *fr, struct fr_io *io)
+{
+	fr_queue_io(fr, io, FR_IO_WRITE);
+}
+
 /* Does PM hold any of these chunks? Caller holds their stripe locks. */
 static bool fr_range_cached(struct dm_fr *fr, u64 first, u64 last)
 {
@@ -204,8 +210,7 @@ static int fr_map_write(struct dm_fr *fr, struct bio *bio, struct fr_io *io)
 		case FR_AROUND_BUSY:
 			/* A slot's origin write in flight: wait, not PM. */
 			fr_unlock_range(fr, &ls, FR_STRIPE_KEPT);
-			io->admit = admit;
-			fr_queue_io(fr, io, FR_IO_AROUND_WAIT);
+			fr_admit_defer(fr, io, bio, admit);
 			return DM_MAPIO_SUBMITTED;
 		case FR_AROUND_REFUSED:
 			break;
@@ -495,11 +500,6 @@ static void fr_io_work(struct work_struct *work)
 		break;
 	case FR_IO_BYPASS:
 		fr_deferred_bypass(io->fr, bio);
-		break;
-	case FR_IO_AROUND_WAIT:
-		/* Stored on PM as any write if it cannot go around after all. */
-		if (!fr_admit_deferred(io->fr, io, bio))
-			fr_deferred_write(io->fr, io, bio);
 		break;
 	default:
 		bio_io_error(bio);

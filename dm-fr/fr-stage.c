@@ -171,8 +171,10 @@ void fr_stage_release(struct fr_stage *st)
 	/*
 	 * Whatever the core pinned is unpinned (a chunk with nothing staged
 	 * too); the slot locks ordered its clears before this wake-up.
+	 * Writes around waiting for these slots are asked again.
 	 */
 	wake_up_all(&fr->wb.pin_wait);
+	fr_admit_kick(fr);
 }
 
 static void stage_endio(struct bio *bio)
