@@ -44,6 +44,22 @@
 #define FR_AROUND_WAIT	HZ
 #define FR_AROUND_POLL	max(1, HZ / 100)
 
+/*
+ * Count a write that may go around in flight, unless a flush's sweep paused
+ * admission (false: it goes to PM).
+ */
+static bool fr_admit_enter(struct dm_fr *fr)
+{
+	atomic_inc(&fr->admit.in_flight);
+	/* Counted before the pause is read; pairs with fr_admit_pause(). */
+	smp_mb__after_atomic();
+	if (READ_ONCE(fr->admit.paused)) {
+		fr_admit_done(fr);
+		return false;
+	}
+	return true;
+}
+
 /* Which rule sends the write around, if any (not yet asked of the core). */
 static enum fr_admit_reason admit_reason(struct dm_fr *fr, struct bio *bio)
 {
@@ -103,15 +119,8 @@ enum fr_admit_reason fr_admit(struct dm_fr *fr, struct bio *bio)
 		   !fr_tunable(fr, admit_background)))
 		return FR_ADMIT_PM;
 	r = admit_reason(fr, bio);
-	if (r == FR_ADMIT_PM)
-		return r;
-	atomic_inc(&fr->admit.in_flight);
-	/* Counted before the pause is read; pairs with fr_admit_pause(). */
-	smp_mb__after_atomic();
-	if (READ_ONCE(fr->admit.paused)) {
-		fr_admit_done(fr);
+	if (r == FR_ADMIT_PM || !fr_admit_enter(fr))
 		return FR_ADMIT_PM;
-	}
 	return r;
 }
 
@@ -218,13 +227,8 @@ static bool fr_admit_retry_one(struct dm_fr *fr, struct fr_io *io,
 	fr_bio_chunks(fr, bio, &first, &last);
 	if (fr_range_pinned(fr, first, last))
 		return true;
-	atomic_inc(&fr->admit.in_flight);
-	/* Counted before the pause is read; pairs with fr_admit_pause(). */
-	smp_mb__after_atomic();
-	if (READ_ONCE(fr->admit.paused)) {
-		fr_admit_done(fr);
+	if (!fr_admit_enter(fr))
 		goto to_pm;
-	}
 	fr_lock_range(fr, first, last, &ls);
 	v = fr_admit_map(fr, bio, io, io->admit);
 	fr_unlock_range(fr, &ls, v == FR_AROUND_GO ?
