@@ -196,7 +196,8 @@ void fr_admit_defer(struct dm_fr *fr, struct fr_io *io, struct bio *bio,
 	fr_stat_add(fr, around_waited, 1);
 	spin_lock_irqsave(&fr->admit.wait_lock, flags);
 	bio_list_add(&fr->admit.waiting, bio);
-	fr->admit.nr_waiting++;
+	/* Written under the lock, read without it (fr_admit_kick()). */
+	WRITE_ONCE(fr->admit.nr_waiting, fr->admit.nr_waiting + 1);
 	spin_unlock_irqrestore(&fr->admit.wait_lock, flags);
 	queue_delayed_work(fr->admit.wq, &fr->admit.retry, FR_AROUND_POLL);
 }
@@ -272,7 +273,7 @@ static void fr_admit_retry(struct work_struct *work)
 	}
 	spin_lock_irq(&fr->admit.wait_lock);
 	bio_list_merge_head(&fr->admit.waiting, &again);
-	fr->admit.nr_waiting -= n;
+	WRITE_ONCE(fr->admit.nr_waiting, fr->admit.nr_waiting - n);
 	if (fr->admit.nr_waiting)
 		queue_delayed_work(fr->admit.wq, &fr->admit.retry,
 				   FR_AROUND_POLL);
