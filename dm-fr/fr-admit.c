@@ -372,7 +372,7 @@ void fr_admit_destroy(struct dm_fr *fr)
 void fr_admit_pause(struct dm_fr *fr)
 {
 	WRITE_ONCE(fr->admit.paused, true);
-	/* Paused before the count is read; pairs with fr_admit(). */
+	/* Paused before the count is read; pairs with fr_admit_enter(). */
 	smp_mb();
 	/* The writes around waiting for pins go to PM (fr_admit_retry_one). */
 	fr_admit_kick(fr);

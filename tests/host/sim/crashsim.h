@@ -81,7 +81,7 @@ struct op {
 	/* nr 0: a batch (INJ_VICTIM), from PM chunk sector if nonzero */
 	struct { u64 sector; u32 nr; } inj[MAX_INJ];
 	/*
-	 * Bit i: inj[i] is a write sent around PM (in INJ_AROUND: one of
+	 * INJ_AROUND, bit i: inj[i] is a write sent around PM too (one of
 	 * another key of the slot, which must wait for the first, 1.20).
 	 */
 	u8 inj_around;

@@ -378,8 +378,7 @@ static void run_injected(struct wbctx *w, u8 at)
 			exec_fill(w->inj->inj[i].sector);
 		else
 			exec_write(w->inj->inj[i].sector, w->inj->inj[i].nr,
-				   NULL, (w->inj->inj_around & 1u << i) ?
-				   &inj_around_op : NULL);
+				   NULL, NULL);
 	}
 }
 
@@ -1216,9 +1215,7 @@ static void describe_op(const struct op *op, char *b, size_t len)
 			o += op->inj[i].nr == INJ_FILL_NR ?
 			     snprintf(b + o, len - o, " fill key %llu",
 				      (unsigned long long)op->inj[i].sector) :
-			     snprintf(b + o, len - o, " %s %llu+%u",
-				      (op->inj_around & 1u << i) ? "write around" :
-				      "write",
+			     snprintf(b + o, len - o, " write %llu+%u",
 				      (unsigned long long)op->inj[i].sector,
 				      op->inj[i].nr);
 		if (op->ninj && o < len)
